@@ -1,0 +1,292 @@
+// Package config holds the server's one Config struct and fills it from a
+// JSON config file, environment variables and command-line flags, in that
+// order of precedence (flags win), validating it once with errors that name
+// the setting and the bad value.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// Transports.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "streamable-http"
+)
+
+// Config is everything the server is configured with. The zero value is not
+// ready: use Default and then Load.
+type Config struct {
+	// Transport is "stdio" (default) or "streamable-http".
+	Transport string
+
+	// BinaryPath is an explicit browser binary (--binary-path,
+	// CLOAKBROWSER_BINARY_PATH, or upstream's --executable-path).
+	BinaryPath string
+	// BinaryPathSource says where BinaryPath came from: "flag" or "env".
+	BinaryPathSource string
+	// NoDownload forbids downloading CloakBrowser; resolution then uses the
+	// cache or a system Chromium.
+	NoDownload bool
+	// Headless runs the browser without a window. Default true.
+	Headless bool
+	// NoSandbox adds --no-sandbox. If nil: on when running as root.
+	NoSandbox *bool
+	// UserDataDir is a persistent profile. If empty, each browser gets a
+	// temporary profile removed when it closes (upstream's --isolated).
+	UserDataDir string
+	// Isolated is accepted for upstream compatibility; isolation is the
+	// default unless UserDataDir is set.
+	Isolated bool
+	// ExtraArgs are appended to the browser's command line.
+	ExtraArgs []string
+	// FingerprintSeed fixes CloakBrowser's fingerprint seed; 0 means random.
+	FingerprintSeed int
+	// ViewportSize is "WIDTHxHEIGHT"; empty means Playwright's default.
+	ViewportSize string
+
+	// DriverDir is the Playwright driver directory; empty means the user
+	// cache directory.
+	DriverDir string
+	// NodePath is the Node.js binary that runs the driver; empty means
+	// $PLAYWRIGHT_NODEJS_PATH or node on PATH.
+	NodePath string
+	// NoAutoInstall stops serve from installing a missing driver.
+	NoAutoInstall bool
+
+	// Caps are upstream's opt-in capability groups (vision, pdf, …).
+	Caps []string
+	// OutputDir receives screenshots, downloads and traces. Default
+	// ".playwright-mcp" under the working directory, like upstream.
+	OutputDir string
+	// AllowUnrestrictedFileAccess permits file: URLs and any upload path.
+	AllowUnrestrictedFileAccess bool
+	// TimeoutAction bounds element actions. Default 5s.
+	TimeoutAction time.Duration
+	// TimeoutNavigation bounds navigations. Default 60s.
+	TimeoutNavigation time.Duration
+
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel string
+
+	// HTTP is the Streamable HTTP transport's configuration.
+	HTTP HTTP
+	// CDP is the leased CDP proxy's configuration.
+	CDP CDP
+}
+
+// HTTP configures the Streamable HTTP transport.
+type HTTP struct {
+	// Host is the bind address. Default 127.0.0.1.
+	Host string
+	// Port is the TCP port. Default 3000.
+	Port int
+	// Endpoint is the MCP path. Default /mcp.
+	Endpoint string
+	// AuthToken enables Bearer authentication when set.
+	AuthToken string
+	// Protocol is http or https.
+	Protocol string
+	// CertFile and KeyFile are the TLS certificate and key for https.
+	CertFile, KeyFile string
+	// SessionMax caps concurrent sessions. Default 32.
+	SessionMax int
+	// SessionIdleTTL closes sessions idle this long. Default 1h.
+	SessionIdleTTL time.Duration
+	// SessionBackend stores session metadata: "memory" (default) or "redis".
+	SessionBackend string
+	// RedisURL is the Redis server for the redis backend.
+	RedisURL string
+	// AllowedHosts are extra Host header values accepted.
+	AllowedHosts []string
+	// AllowedOrigins are Origin header values accepted.
+	AllowedOrigins []string
+	// AllowNonLoopback permits binding a non-loopback address without auth.
+	AllowNonLoopback bool
+	// Isolation is "browser" (a browser process per session) or "context".
+	Isolation string
+}
+
+// CDP configures the leased CDP proxy.
+type CDP struct {
+	Enabled          bool
+	PortRange        string
+	Host             string
+	AllowRemote      bool
+	AdvertisedHost   string
+	AdvertisedScheme string
+}
+
+// Default returns the configuration with every default filled in.
+func Default() Config {
+	return Config{
+		Transport:         TransportStdio,
+		Headless:          true,
+		OutputDir:         ".playwright-mcp",
+		TimeoutAction:     5 * time.Second,
+		TimeoutNavigation: 60 * time.Second,
+		LogLevel:          "info",
+		HTTP: HTTP{
+			Host:           "127.0.0.1",
+			Port:           3000,
+			Endpoint:       "/mcp",
+			Protocol:       "http",
+			SessionMax:     32,
+			SessionIdleTTL: time.Hour,
+			SessionBackend: "memory",
+			Isolation:      "browser",
+		},
+		CDP: CDP{Host: "127.0.0.1", AdvertisedScheme: "http"},
+	}
+}
+
+// SandboxOff reports whether --no-sandbox applies.
+func (c Config) SandboxOff() bool {
+	if c.NoSandbox != nil {
+		return *c.NoSandbox
+	}
+	return os.Geteuid() == 0
+}
+
+// Viewport parses ViewportSize; ok is false when unset.
+func (c Config) Viewport() (w, h int, ok bool) {
+	if c.ViewportSize == "" {
+		return 0, 0, false
+	}
+	if _, err := fmt.Sscanf(c.ViewportSize, "%dx%d", &w, &h); err != nil {
+		return 0, 0, false
+	}
+	return w, h, true
+}
+
+// CapSet returns Caps as a set, with upstream's aliases applied.
+func (c Config) CapSet() map[string]bool {
+	m := map[string]bool{}
+	for _, cp := range c.Caps {
+		cp = strings.TrimSpace(cp)
+		if cp == "tracing" {
+			cp = "devtools"
+		}
+		if cp != "" {
+			m[cp] = true
+		}
+	}
+	return m
+}
+
+// KnownCaps are the capability groups --caps accepts.
+var KnownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "snapshot", "core"}
+
+// Validate checks the configuration and names the setting at fault.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(setting string, v any, why string) {
+		errs = append(errs, fmt.Errorf("%s=%v: %s", setting, v, why))
+	}
+	switch c.Transport {
+	case TransportStdio, TransportHTTP:
+	default:
+		bad("--transport", c.Transport, "must be stdio or streamable-http")
+	}
+	if c.BinaryPath != "" {
+		st, err := os.Stat(c.BinaryPath)
+		switch {
+		case err != nil:
+			bad("--binary-path", c.BinaryPath, "not found")
+		case !st.Mode().IsRegular():
+			bad("--binary-path", c.BinaryPath, "not a regular file")
+		}
+	}
+	if c.TimeoutAction <= 0 {
+		bad("--timeout-action", c.TimeoutAction.Milliseconds(), "must be positive milliseconds")
+	}
+	if c.TimeoutNavigation <= 0 {
+		bad("--timeout-navigation", c.TimeoutNavigation.Milliseconds(), "must be positive milliseconds")
+	}
+	if c.ViewportSize != "" {
+		if w, h, ok := c.Viewport(); !ok || w <= 0 || h <= 0 {
+			bad("--viewport-size", c.ViewportSize, "must be WIDTHxHEIGHT, e.g. 1280x720")
+		}
+	}
+	known := map[string]bool{}
+	for _, k := range KnownCaps {
+		known[k] = true
+	}
+	for _, cp := range c.Caps {
+		if cp = strings.TrimSpace(cp); cp != "" && !known[cp] {
+			bad("--caps", cp, "unknown capability; known: "+strings.Join(KnownCaps, ", "))
+		}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("--log-level", c.LogLevel, "must be debug, info, warn or error")
+	}
+	h := c.HTTP
+	if h.Port < 0 || h.Port > 65535 {
+		bad("--http-port", h.Port, "must be 0-65535")
+	}
+	if !strings.HasPrefix(h.Endpoint, "/") || h.Endpoint == "/healthz" || h.Endpoint == "/readyz" {
+		bad("--http-endpoint", h.Endpoint, "must start with / and not be /healthz or /readyz")
+	}
+	switch h.Protocol {
+	case "http":
+	case "https":
+		if h.CertFile == "" || h.KeyFile == "" {
+			bad("--http-protocol", h.Protocol, "https needs --https-cert and --https-key")
+		}
+	default:
+		bad("--http-protocol", h.Protocol, "must be http or https")
+	}
+	if h.SessionMax < 1 {
+		bad("--http-session-max", h.SessionMax, "must be at least 1")
+	}
+	if h.SessionIdleTTL <= 0 {
+		bad("--http-session-idle-ttl-ms", h.SessionIdleTTL.Milliseconds(), "must be positive")
+	}
+	switch h.SessionBackend {
+	case "memory":
+	case "redis":
+		if h.RedisURL == "" {
+			bad("--http-session-backend", h.SessionBackend, "redis needs --redis-url")
+		}
+	default:
+		bad("--http-session-backend", h.SessionBackend, "must be memory or redis")
+	}
+	switch h.Isolation {
+	case "browser", "context":
+	default:
+		bad("--http-isolation", h.Isolation, "must be browser or context")
+	}
+	if c.Transport == TransportHTTP && !isLoopback(h.Host) && h.AuthToken == "" && !h.AllowNonLoopback {
+		bad("--http-host", h.Host, "binding a non-loopback address needs --http-auth-token (or --http-allow-non-loopback)")
+	}
+	if c.CDP.Enabled {
+		if c.CDP.PortRange == "" {
+			bad("--cdp-port-range", "", "required when --cdp-enabled")
+		}
+		if !isLoopback(c.CDP.Host) && !c.CDP.AllowRemote {
+			bad("--cdp-host", c.CDP.Host, "a non-loopback bind needs --cdp-allow-remote")
+		}
+		if (c.CDP.Host == "0.0.0.0" || c.CDP.Host == "::") && c.CDP.AdvertisedHost == "" {
+			bad("--cdp-host", c.CDP.Host, "a wildcard bind needs --cdp-advertised-host")
+		}
+		if s := c.CDP.AdvertisedScheme; s != "http" && s != "https" {
+			bad("--cdp-advertised-scheme", s, "must be http or https")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

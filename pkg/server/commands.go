@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/tools"
+)
+
+// VersionString describes this build.
+func VersionString() string {
+	return fmt.Sprintf("cloakbrowser-mcp %s (playwright %s, @playwright/mcp %s tools, CloakBrowser pin %s, %s/%s, %s)",
+		Version, driver.PlaywrightVersion, tools.UpstreamVersion, cloakbrowser.PinnedVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// InstallCommand installs the Playwright driver and, unless driverOnly, the
+// CloakBrowser binary. It returns the process exit code.
+func InstallCommand(ctx context.Context, cfg config.Config, withBrowser bool, stdout, stderr io.Writer) int {
+	info, err := driver.Install(ctx, DriverOptions(cfg, stderr))
+	if err != nil {
+		fmt.Fprintf(stderr, "driver: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "driver: playwright-core %s in %s (node %s at %s)\n", info.Version, info.Dir, info.NodeVersion, info.NodePath)
+	if !withBrowser {
+		return 0
+	}
+	co := CloakOptions(cfg)
+	co.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	bin, err := cloakbrowser.Install(ctx, co)
+	if err != nil {
+		fmt.Fprintf(stderr, "browser: CloakBrowser not installed: %v\n", err)
+		if sys, serr := cloakbrowser.Resolve(ctx, cloakbrowser.Options{AllowDownload: false, BinaryPath: cfg.BinaryPath, BinaryPathSource: cfg.BinaryPathSource}); serr == nil {
+			fmt.Fprintf(stderr, "browser: the server would fall back to %s (%s, source %s, no stealth)\n", sys.BinaryPath, sys.Engine, sys.Source)
+		}
+		return 1
+	}
+	fmt.Fprintf(stdout, "browser: CloakBrowser %s at %s\n", bin.Version, bin.BinaryPath)
+	return 0
+}
+
+// DoctorOptions select what doctor checks.
+type DoctorOptions struct {
+	// JSON prints the report as JSON.
+	JSON bool
+	// Launch starts the browser once to prove it works.
+	Launch bool
+}
+
+// DoctorReport is what doctor found.
+type DoctorReport struct {
+	OK       bool                     `json:"ok"`
+	Version  string                   `json:"version"`
+	Driver   driver.Info              `json:"driver"`
+	Binary   *cloakbrowser.BinaryInfo `json:"binary,omitempty"`
+	Launch   *LaunchCheck             `json:"launch,omitempty"`
+	Problems []string                 `json:"problems"`
+	Notes    []string                 `json:"notes"`
+}
+
+// LaunchCheck is the result of launching the browser once.
+type LaunchCheck struct {
+	OK             bool   `json:"ok"`
+	BrowserVersion string `json:"browserVersion,omitempty"`
+	Ms             int64  `json:"ms"`
+	Error          string `json:"error,omitempty"`
+}
+
+// DoctorCommand reports what the server would use, from where and why, and
+// exits non-zero when the server could not work.
+func DoctorCommand(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, stderr io.Writer) int {
+	r := DoctorReport{Version: Version, Problems: []string{}, Notes: []string{}}
+	if err := cfg.Validate(); err != nil {
+		r.Problems = append(r.Problems, "config: "+err.Error())
+	}
+	dinfo, derr := driver.Check(ctx, DriverOptions(cfg, stderr))
+	r.Driver = dinfo
+	if derr != nil {
+		r.Problems = append(r.Problems, "driver: "+derr.Error())
+	}
+	co := CloakOptions(cfg)
+	co.AllowDownload = false // doctor only looks
+	bin, berr := cloakbrowser.Resolve(ctx, co)
+	if berr != nil {
+		r.Problems = append(r.Problems, "browser: "+berr.Error())
+	} else {
+		r.Binary = &bin
+		if bin.Source == cloakbrowser.SourceSystem {
+			r.Notes = append(r.Notes, "using a system Chromium without CloakBrowser's stealth patches: "+bin.FallbackReason+"; run `cloakbrowser-mcp install` to get CloakBrowser")
+		}
+	}
+	if o.Launch && derr == nil && berr == nil {
+		r.Launch = launchCheck(ctx, cfg, bin, stderr)
+		if !r.Launch.OK {
+			r.Problems = append(r.Problems, "launch: "+r.Launch.Error)
+		}
+	}
+	r.OK = len(r.Problems) == 0
+	if o.JSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		printDoctor(stdout, r)
+	}
+	if !r.OK {
+		return 1
+	}
+	return 0
+}
+
+func launchCheck(ctx context.Context, cfg config.Config, bin cloakbrowser.BinaryInfo, log io.Writer) *LaunchCheck {
+	start := time.Now()
+	drv := driver.Start(DriverOptions(cfg, log), false)
+	defer drv.Close()
+	s := &Server{cfg: cfg, log: NewLogger(io.Discard, "error"), bin: &binaryFuture{done: make(chan struct{}), info: bin}}
+	close(s.bin.done)
+	sess := session.New("doctor", drv, s.sessionConfig())
+	defer sess.Close()
+	lc := &LaunchCheck{}
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	g, err := sess.Generation(ctx)
+	if err == nil {
+		if b := g.Context.Browser(); b != nil {
+			lc.BrowserVersion = b.Version()
+		}
+		lc.OK = true
+	} else {
+		lc.Error = err.Error()
+	}
+	lc.Ms = time.Since(start).Milliseconds()
+	return lc
+}
+
+func printDoctor(w io.Writer, r DoctorReport) {
+	status := "OK"
+	if !r.OK {
+		status = "NOT OK"
+	}
+	fmt.Fprintf(w, "cloakbrowser-mcp %s: %s\n", r.Version, status)
+	fmt.Fprintf(w, "driver:  dir=%s installed=%v version=%s node=%s (%s)\n", r.Driver.Dir, r.Driver.Installed, r.Driver.Version, r.Driver.NodePath, r.Driver.NodeVersion)
+	if b := r.Binary; b != nil {
+		fmt.Fprintf(w, "browser: %s engine=%s source=%s stealth=%v version=%s\n", b.BinaryPath, b.Engine, b.Source, b.Stealth, b.Version)
+		for _, t := range b.Tried {
+			fmt.Fprintf(w, "  tried: %s\n", t)
+		}
+	}
+	if l := r.Launch; l != nil {
+		fmt.Fprintf(w, "launch:  ok=%v browser=%s in %d ms\n", l.OK, l.BrowserVersion, l.Ms)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note:    %s\n", n)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "problem: %s\n", strings.TrimSpace(p))
+	}
+	_ = os.Stdout
+}

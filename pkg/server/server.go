@@ -1,0 +1,256 @@
+// Package server builds the MCP server from a Config and serves it over stdio
+// or Streamable HTTP. It owns the process-wide pieces (the Playwright driver,
+// the resolved browser binary) and the sessions, and tears them down in order.
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/tools"
+)
+
+// Version is the server version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// Options are the process-level parts of a Server that are not configuration.
+type Options struct {
+	// Log is where logs go. If nil, os.Stderr. Never stdout in stdio mode.
+	Log io.Writer
+	// NoPrewarm stops the stdio server from launching the browser in the
+	// background before the first browser call.
+	NoPrewarm bool
+}
+
+// Server is a configured MCP server with its driver, binary and sessions.
+type Server struct {
+	cfg  config.Config
+	log  zerolog.Logger
+	opts Options
+
+	drv *driver.Driver
+	bin *binaryFuture
+
+	mcp   *server.MCPServer
+	stdio *session.Session
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// binaryFuture resolves the browser binary once, in the background.
+type binaryFuture struct {
+	done chan struct{}
+	info cloakbrowser.BinaryInfo
+	err  error
+}
+
+func (b *binaryFuture) get(ctx context.Context) (cloakbrowser.BinaryInfo, error) {
+	select {
+	case <-b.done:
+		return b.info, b.err
+	case <-ctx.Done():
+		return cloakbrowser.BinaryInfo{}, ctx.Err()
+	}
+}
+
+// NewLogger builds the zerolog logger for a level, writing to w.
+func NewLogger(w io.Writer, level string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// CloakOptions turns the configuration into binary-resolution options.
+func CloakOptions(cfg config.Config) cloakbrowser.Options {
+	return cloakbrowser.Options{
+		BinaryPath:       cfg.BinaryPath,
+		BinaryPathSource: cfg.BinaryPathSource,
+		AllowDownload:    !cfg.NoDownload,
+	}
+}
+
+// DriverOptions turns the configuration into driver options.
+func DriverOptions(cfg config.Config, log io.Writer) driver.Options {
+	return driver.Options{Dir: cfg.DriverDir, NodePath: cfg.NodePath, Log: log}
+}
+
+// New validates cfg and starts the process-wide pieces in the background:
+// the Playwright driver and the binary resolution. It does not wait for them.
+func New(cfg config.Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	log := NewLogger(opts.Log, cfg.LogLevel)
+	s := &Server{cfg: cfg, log: log, opts: opts}
+	s.drv = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall)
+	s.bin = &binaryFuture{done: make(chan struct{})}
+	go func() {
+		defer close(s.bin.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		co := CloakOptions(cfg)
+		co.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
+		s.bin.info, s.bin.err = cloakbrowser.Resolve(ctx, co)
+		switch {
+		case s.bin.err != nil:
+			log.Error().Err(s.bin.err).Msg("no browser binary")
+		case s.bin.info.Source == cloakbrowser.SourceSystem:
+			log.Warn().Str("path", s.bin.info.BinaryPath).Str("reason", s.bin.info.FallbackReason).
+				Msg("CloakBrowser not available: using a system Chromium WITHOUT stealth patches (run `cloakbrowser-mcp install` to get CloakBrowser)")
+		default:
+			log.Info().Str("path", s.bin.info.BinaryPath).Str("engine", s.bin.info.Engine).Str("source", s.bin.info.Source).Msg("browser binary resolved")
+		}
+	}()
+
+	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Browser automation over a real Chromium (CloakBrowser when installed). Take browser_snapshot to see the page; act with refs like e12 from it. Action results show what changed."),
+	)
+	env := &tools.Env{
+		Session:                     s.sessionFor,
+		Binary:                      s.binaryInfo,
+		Version:                     Version,
+		Caps:                        cfg.CapSet(),
+		OutputDir:                   cfg.OutputDir,
+		AllowUnrestrictedFileAccess: cfg.AllowUnrestrictedFileAccess,
+		Log:                         log,
+	}
+	if err := tools.Register(s.mcp, env); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// MCP returns the underlying mcp-go server.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Driver returns the process's Playwright driver.
+func (s *Server) Driver() *driver.Driver { return s.drv }
+
+// Binary waits for the binary resolution and returns it.
+func (s *Server) Binary(ctx context.Context) (cloakbrowser.BinaryInfo, error) { return s.bin.get(ctx) }
+
+func (s *Server) binaryInfo(ctx context.Context) cloakbrowser.BinaryInfo {
+	info, _ := s.bin.get(ctx)
+	return info
+}
+
+// sessionConfig is the launch configuration every session starts from.
+func (s *Server) sessionConfig() session.Config {
+	sc := session.Config{
+		ResolveBinary:     s.bin.get,
+		Headless:          s.cfg.Headless,
+		NoSandbox:         s.cfg.SandboxOff(),
+		ExtraArgs:         s.cfg.ExtraArgs,
+		UserDataDir:       s.cfg.UserDataDir,
+		FingerprintSeed:   s.cfg.FingerprintSeed,
+		ActionTimeout:     s.cfg.TimeoutAction,
+		NavigationTimeout: s.cfg.TimeoutNavigation,
+		Log:               s.log,
+	}
+	if w, h, ok := s.cfg.Viewport(); ok {
+		sc.Viewport = &playwright.Size{Width: w, Height: h}
+	}
+	return sc
+}
+
+func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, session.ErrClosed
+	}
+	if s.stdio == nil {
+		s.stdio = session.New("stdio", s.drv, s.sessionConfig())
+	}
+	return s.stdio, nil
+}
+
+// ServeStdio serves one MCP client over in/out until in reaches EOF or ctx
+// ends. It does not close the server: call Close after it returns.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if !s.opts.NoPrewarm {
+		go s.prewarm()
+	}
+	ss := server.NewStdioServer(s.mcp)
+	ss.SetErrorLogger(zerologStd(s.log))
+	err := ss.Listen(ctx, in, out)
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
+		err = nil
+	}
+	return err
+}
+
+// prewarm launches the stdio session's browser in the background so the
+// first browser call finds it ready; a failure is kept for that call to retry.
+func (s *Server) prewarm() {
+	sess, err := s.sessionFor(context.Background())
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := sess.Generation(ctx); err != nil && !errors.Is(err, session.ErrClosed) {
+		s.log.Warn().Err(err).Msg("browser prewarm failed; the first browser call will retry")
+	}
+}
+
+// Close disposes of every session's browser, then stops the driver.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	sess := s.stdio
+	s.mu.Unlock()
+	var errs []error
+	if sess != nil {
+		errs = append(errs, sess.Close())
+	}
+	errs = append(errs, s.drv.Close())
+	return errors.Join(errs...)
+}
+
+// Run serves cfg's transport until the client goes away or a signal arrives,
+// then cleans up.
+func Run(ctx context.Context, cfg config.Config, stdin io.Reader, stdout, stderr io.Writer) error {
+	// A client that closes our stderr must not kill us before cleanup.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := New(cfg, Options{Log: stderr})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	switch cfg.Transport {
+	case config.TransportHTTP:
+		return s.ServeHTTP(ctx)
+	default:
+		s.log.Info().Str("version", Version).Msg("serving MCP over stdio")
+		return s.ServeStdio(ctx, stdin, stdout)
+	}
+}

@@ -1,0 +1,380 @@
+package session
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Buffer caps per page (DESIGN §2.4).
+const (
+	MaxConsole   = 500
+	MaxErrors    = 200
+	MaxRequests  = 500
+	MaxEntryText = 2048
+)
+
+// ConsoleEntry is one console message or page error.
+type ConsoleEntry struct {
+	Seq  int
+	Type string // log, info, warning, error, debug … ; "pageerror" for uncaught errors
+	Text string
+	At   time.Time
+}
+
+// RequestEntry is one network request the page made.
+type RequestEntry struct {
+	Seq      int
+	Method   string
+	URL      string
+	Resource string
+	Status   int
+	Failure  string
+	Request  playwright.Request
+}
+
+// ModalState is a dialog or file chooser the page is waiting on.
+type ModalState struct {
+	Kind        string // "dialog" or "filechooser"
+	Description string
+	Dialog      playwright.Dialog
+	FileChooser playwright.FileChooser
+	// ClearedBy is the tool that handles this state.
+	ClearedBy string
+}
+
+// Event is something that happened on the page worth telling the agent
+// (downloads, a tab closing), reported once under "### Events".
+type Event struct {
+	Seq  int
+	Text string
+}
+
+// Tab is one page with its state. The state dies with the page.
+type Tab struct {
+	Page playwright.Page
+	ID   int
+
+	g               *Generation
+	replacedCrashed string
+
+	mu        sync.Mutex
+	seq       int
+	console   []ConsoleEntry
+	requests  []*RequestEntry
+	modals    []*ModalState
+	events    []Event
+	crashed   bool
+	closed    bool
+	snapshot  string // last AI snapshot text (for diffs)
+	snapshots map[string]any
+	lastNav   int // seq at the last main-frame navigation
+	reported  int // events up to this seq were already reported
+	pending   int // requests in flight
+	waiters   []chan struct{}
+}
+
+func cut(s string) string {
+	if len(s) <= MaxEntryText {
+		return s
+	}
+	// Cut on a rune boundary.
+	i := MaxEntryText
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+func newTab(g *Generation, p playwright.Page, id int) *Tab {
+	t := &Tab{Page: p, ID: id, g: g, snapshots: map[string]any{}}
+	p.OnClose(func(playwright.Page) {
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+		g.removeTab(t)
+	})
+	p.OnCrash(func(playwright.Page) {
+		t.mu.Lock()
+		t.crashed = true
+		t.mu.Unlock()
+	})
+	p.OnConsole(func(m playwright.ConsoleMessage) {
+		t.addConsole(m.Type(), m.Text())
+	})
+	p.OnPageError(func(err error) {
+		t.addConsole("pageerror", err.Error())
+	})
+	p.OnDialog(func(d playwright.Dialog) {
+		desc := fmt.Sprintf("%q dialog with message %q", d.Type(), d.Message())
+		t.pushModal(&ModalState{Kind: "dialog", Description: desc, Dialog: d, ClearedBy: "browser_handle_dialog"})
+	})
+	p.OnFileChooser(func(fc playwright.FileChooser) {
+		t.pushModal(&ModalState{Kind: "filechooser", Description: "File chooser", FileChooser: fc, ClearedBy: "browser_file_upload"})
+	})
+	p.OnRequest(func(r playwright.Request) {
+		t.mu.Lock()
+		t.seq++
+		t.pending++
+		e := &RequestEntry{Seq: t.seq, Method: r.Method(), URL: cut(r.URL()), Resource: r.ResourceType(), Request: r}
+		t.requests = append(t.requests, e)
+		if len(t.requests) > MaxRequests {
+			t.requests = t.requests[len(t.requests)-MaxRequests:]
+		}
+		t.mu.Unlock()
+	})
+	finish := func(r playwright.Request, failure string) {
+		status := 0
+		if failure == "" {
+			if resp, err := r.Response(); err == nil && resp != nil {
+				status = resp.Status()
+			}
+		}
+		t.mu.Lock()
+		if t.pending > 0 {
+			t.pending--
+		}
+		for i := len(t.requests) - 1; i >= 0; i-- {
+			if t.requests[i].Request == r {
+				t.requests[i].Status = status
+				t.requests[i].Failure = cut(failure)
+				break
+			}
+		}
+		t.mu.Unlock()
+	}
+	p.OnRequestFinished(func(r playwright.Request) { go finish(r, "") })
+	p.OnRequestFailed(func(r playwright.Request) {
+		f := "failed"
+		if err := r.Failure(); err != nil {
+			f = err.Error()
+		}
+		go finish(r, f)
+	})
+	p.OnFrameNavigated(func(f playwright.Frame) {
+		if f.ParentFrame() != nil {
+			return
+		}
+		t.mu.Lock()
+		t.seq++
+		t.lastNav = t.seq
+		t.mu.Unlock()
+	})
+	p.OnDownload(func(d playwright.Download) {
+		t.AddEvent(fmt.Sprintf("Downloading file %s", d.SuggestedFilename()))
+	})
+	return t
+}
+
+func (t *Tab) addConsole(typ, text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seq++
+	t.console = append(t.console, ConsoleEntry{Seq: t.seq, Type: typ, Text: cut(text), At: time.Now()})
+	limit := MaxConsole
+	if typ == "pageerror" {
+		limit = MaxConsole + MaxErrors
+	}
+	if len(t.console) > limit {
+		t.console = trimConsole(t.console)
+	}
+}
+
+// trimConsole keeps at most MaxConsole messages and MaxErrors page errors,
+// dropping the oldest of each.
+func trimConsole(in []ConsoleEntry) []ConsoleEntry {
+	msgs, errs := 0, 0
+	for _, e := range in {
+		if e.Type == "pageerror" {
+			errs++
+		} else {
+			msgs++
+		}
+	}
+	dropMsgs, dropErrs := max(0, msgs-MaxConsole), max(0, errs-MaxErrors)
+	out := in[:0]
+	for _, e := range in {
+		if e.Type == "pageerror" && dropErrs > 0 {
+			dropErrs--
+			continue
+		}
+		if e.Type != "pageerror" && dropMsgs > 0 {
+			dropMsgs--
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (t *Tab) pushModal(m *ModalState) {
+	t.mu.Lock()
+	t.modals = append(t.modals, m)
+	for _, w := range t.waiters {
+		close(w)
+	}
+	t.waiters = nil
+	t.mu.Unlock()
+}
+
+// ModalOpened returns a channel closed when the next modal state opens (or
+// already closed if one is open), so an action can stop waiting on a page
+// that is blocked by a dialog.
+func (t *Tab) ModalOpened() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := make(chan struct{})
+	if len(t.modals) > 0 {
+		close(ch)
+		return ch
+	}
+	t.waiters = append(t.waiters, ch)
+	return ch
+}
+
+// Modals returns the open modal states.
+func (t *Tab) Modals() []*ModalState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]*ModalState(nil), t.modals...)
+}
+
+// ClearModal removes a modal state once handled.
+func (t *Tab) ClearModal(m *ModalState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, x := range t.modals {
+		if x == m {
+			t.modals = append(t.modals[:i], t.modals[i+1:]...)
+			return
+		}
+	}
+}
+
+// AddEvent records an event to report with the next response.
+func (t *Tab) AddEvent(text string) {
+	t.mu.Lock()
+	t.seq++
+	t.events = append(t.events, Event{Seq: t.seq, Text: cut(text)})
+	if len(t.events) > 100 {
+		t.events = t.events[len(t.events)-100:]
+	}
+	t.mu.Unlock()
+}
+
+// TakeEvents returns the events not yet reported and marks them reported.
+func (t *Tab) TakeEvents() []Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Event
+	for _, e := range t.events {
+		if e.Seq > t.reported {
+			out = append(out, e)
+		}
+	}
+	t.reported = t.seq
+	return out
+}
+
+// Console returns the buffered console messages and page errors; when
+// sinceNav is set, only those since the last main-frame navigation.
+func (t *Tab) Console(sinceNav bool) []ConsoleEntry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []ConsoleEntry
+	for _, e := range t.console {
+		if !sinceNav || e.Seq > t.lastNav {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Requests returns the buffered network requests.
+func (t *Tab) Requests() []RequestEntry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]RequestEntry, len(t.requests))
+	for i, r := range t.requests {
+		out[i] = *r
+	}
+	return out
+}
+
+// PendingRequests is the number of requests in flight.
+func (t *Tab) PendingRequests() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pending
+}
+
+// Seq is the tab's event counter: it grows with every console message,
+// request, navigation and event.
+func (t *Tab) Seq() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seq
+}
+
+// LastNavSeq is the Seq of the last main-frame navigation.
+func (t *Tab) LastNavSeq() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastNav
+}
+
+// Crashed reports whether the page crashed.
+func (t *Tab) Crashed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.crashed
+}
+
+// Closed reports whether the page was closed.
+func (t *Tab) Closed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// ReplacedCrashed returns the URL of the crashed tab this one replaced, once.
+func (t *Tab) ReplacedCrashed() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.replacedCrashed
+	t.replacedCrashed = ""
+	return u
+}
+
+// LastSnapshot is the last AI snapshot text taken of this tab.
+func (t *Tab) LastSnapshot() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.snapshot
+}
+
+// SetLastSnapshot stores the snapshot the agent last saw.
+func (t *Tab) SetLastSnapshot(s string) {
+	t.mu.Lock()
+	t.snapshot = s
+	t.mu.Unlock()
+}
+
+// Value returns per-tab data owned by other layers (snapshot trees, ref maps).
+func (t *Tab) Value(key string) any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.snapshots[key]
+}
+
+// SetValue stores per-tab data that dies with the tab.
+func (t *Tab) SetValue(key string, v any) {
+	t.mu.Lock()
+	t.snapshots[key] = v
+	t.mu.Unlock()
+}
+
+// Generation is the browser generation the tab belongs to.
+func (t *Tab) Generation() *Generation { return t.g }

@@ -1,0 +1,162 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// SessionFunc finds the browser session of the MCP session a call belongs to.
+type SessionFunc func(ctx context.Context) (*session.Session, error)
+
+// Env is what the tools need from the server.
+type Env struct {
+	// Session finds the caller's session.
+	Session SessionFunc
+	// Binary returns the resolved browser binary (waiting for its resolution),
+	// reported by cloakbrowser_binary_info.
+	Binary func(ctx context.Context) cloakbrowser.BinaryInfo
+	// Version is this server's version.
+	Version string
+	// Caps are the enabled opt-in capability groups (upstream names).
+	Caps map[string]bool
+	// OutputDir is where files (screenshots, downloads, traces) are written.
+	OutputDir string
+	// AllowUnrestrictedFileAccess permits file: URLs and paths outside the
+	// allowed roots.
+	AllowUnrestrictedFileAccess bool
+	// BridgeInfo adds live fields (the CDP state) to cloakbrowser_bridge_info.
+	BridgeInfo func(ctx context.Context) map[string]any
+	// Log receives per-call logs.
+	Log zerolog.Logger
+}
+
+// Tool is one MCP tool: its definition, its capability group and its handler.
+type Tool struct {
+	Def mcp.Tool
+	// Cap is the capability group; "core" tools are always on.
+	Cap string
+	// Aliases maps extra accepted argument names to schema properties.
+	Aliases map[string]string
+	// Handle runs the call; args are already validated against Def's schema.
+	Handle func(ctx context.Context, env *Env, args Args) *Response
+
+	schema *schema
+}
+
+var refAlias = map[string]string{"ref": "target"}
+
+// All returns every tool this server implements, in name order.
+func All() []*Tool {
+	var all []*Tool
+	for _, fam := range families() {
+		all = append(all, fam()...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Def.Name < all[j].Def.Name })
+	return all
+}
+
+// families lists the constructors of each tool family file.
+func families() []func() []*Tool {
+	return []func() []*Tool{
+		navigateTools,
+		snapshotTools,
+		interactTools,
+		infoTools,
+	}
+}
+
+// Enabled returns the tools enabled by caps.
+func Enabled(caps map[string]bool) []*Tool {
+	var out []*Tool
+	for _, t := range All() {
+		if t.Cap == "core" || t.Cap == "local" || caps[t.Cap] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Register adds the enabled tools to an MCP server.
+func Register(s *server.MCPServer, env *Env) error {
+	for _, t := range Enabled(env.Caps) {
+		raw := t.Def.RawInputSchema
+		if len(raw) == 0 {
+			b, err := json.Marshal(t.Def.InputSchema)
+			if err != nil {
+				return err
+			}
+			raw = b
+		}
+		sc, err := parseSchema(raw)
+		if err != nil {
+			return fmt.Errorf("tool %s schema: %w", t.Def.Name, err)
+		}
+		t.schema = sc
+		s.AddTool(t.Def, env.handler(t))
+	}
+	return nil
+}
+
+func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				env.Log.Error().Str("tool", t.Def.Name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool panicked")
+				res = (&Response{}).Error("internal error in %s: %v", t.Def.Name, p).Build()
+				err = nil
+			}
+		}()
+		args, aerr := decodeArgs(req)
+		if aerr == nil {
+			aerr = validateArgs(t.schema, args, t.Aliases)
+		}
+		if aerr != nil {
+			env.Log.Debug().Str("tool", t.Def.Name).Err(aerr).Msg("bad arguments")
+			return (&Response{}).Error("%s: %v", t.Def.Name, aerr).Build(), nil
+		}
+		r := t.Handle(ctx, env, Args{m: args, aliases: t.Aliases})
+		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")
+		return r.Build(), nil
+	}
+}
+
+func decodeArgs(req mcp.CallToolRequest) (map[string]any, error) {
+	switch a := req.Params.Arguments.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return a, nil
+	case json.RawMessage:
+		var m map[string]any
+		if len(a) == 0 || string(a) == "null" {
+			return map[string]any{}, nil
+		}
+		if err := json.Unmarshal(a, &m); err != nil {
+			return nil, errors.New("arguments must be a JSON object")
+		}
+		return m, nil
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, errors.New("arguments must be a JSON object")
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil || m == nil {
+			return nil, errors.New("arguments must be a JSON object")
+		}
+		return m, nil
+	}
+}

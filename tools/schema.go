@@ -1,0 +1,302 @@
+package tools
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+//go:embed schemas/*.json
+var schemaFS embed.FS
+
+// upstreamTool is one tool definition as @playwright/mcp lists it.
+type upstreamTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations struct {
+		Title           string `json:"title"`
+		ReadOnlyHint    *bool  `json:"readOnlyHint"`
+		DestructiveHint *bool  `json:"destructiveHint"`
+		OpenWorldHint   *bool  `json:"openWorldHint"`
+	} `json:"annotations"`
+}
+
+var upstream = loadUpstream()
+
+func loadUpstream() map[string]upstreamTool {
+	b, err := schemaFS.ReadFile("schemas/playwright-mcp-0.0.83.json")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	var doc struct {
+		Tools []upstreamTool `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		panic(fmt.Sprintf("embedded upstream schemas: %v", err))
+	}
+	m := make(map[string]upstreamTool, len(doc.Tools))
+	for _, t := range doc.Tools {
+		m[t.Name] = t
+	}
+	return m
+}
+
+// UpstreamToolNames lists the tools of @playwright/mcp 0.0.83's schema file.
+func UpstreamToolNames() []string {
+	names := make([]string, 0, len(upstream))
+	for n := range upstream {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// upstreamDef returns the MCP tool definition of an upstream tool, with the
+// exact schema upstream publishes.
+func upstreamDef(name string) mcp.Tool {
+	u, ok := upstream[name]
+	if !ok {
+		panic("no upstream schema for " + name)
+	}
+	return mcp.Tool{
+		Name:           u.Name,
+		Description:    u.Description,
+		RawInputSchema: u.InputSchema,
+		Annotations: mcp.ToolAnnotation{
+			Title:           u.Annotations.Title,
+			ReadOnlyHint:    u.Annotations.ReadOnlyHint,
+			DestructiveHint: u.Annotations.DestructiveHint,
+			OpenWorldHint:   u.Annotations.OpenWorldHint,
+		},
+	}
+}
+
+// schema is the subset of JSON Schema our tools use, enough to check
+// arguments and say precisely what is wrong.
+type schema struct {
+	Type                 any                `json:"type"`
+	Properties           map[string]*schema `json:"properties"`
+	Required             []string           `json:"required"`
+	Items                *schema            `json:"items"`
+	Enum                 []any              `json:"enum"`
+	AnyOf                []*schema          `json:"anyOf"`
+	AdditionalProperties any                `json:"additionalProperties"`
+	Minimum              *float64           `json:"minimum"`
+	Maximum              *float64           `json:"maximum"`
+}
+
+func parseSchema(raw json.RawMessage) (*schema, error) {
+	var s schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *schema) types() []string {
+	switch t := s.Type.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if str, ok := x.(string); ok {
+				out = append(out, str)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// validateArgs checks args against a tool's input schema. aliases maps an
+// accepted extra name to the property it stands for (e.g. ref → target).
+func validateArgs(s *schema, args map[string]any, aliases map[string]string) error {
+	for k := range args {
+		if _, ok := s.Properties[k]; ok {
+			continue
+		}
+		if _, ok := aliases[k]; ok {
+			continue
+		}
+		if s.AdditionalProperties == false {
+			return fmt.Errorf("unknown argument %q; accepted: %s", k, strings.Join(propNames(s, aliases), ", "))
+		}
+	}
+	for _, r := range s.Required {
+		if _, ok := args[r]; ok {
+			continue
+		}
+		found := false
+		for alias, target := range aliases {
+			if target == r {
+				if _, ok := args[alias]; ok {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("missing required argument %q", r)
+		}
+	}
+	for k, v := range args {
+		p := s.Properties[k]
+		if p == nil {
+			if t, ok := aliases[k]; ok {
+				p = s.Properties[t]
+			}
+		}
+		if p == nil {
+			continue
+		}
+		if err := checkValue(k, p, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func propNames(s *schema, aliases map[string]string) []string {
+	var names []string
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	for k := range aliases {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func checkValue(path string, s *schema, v any) error {
+	if len(s.AnyOf) > 0 {
+		var first error
+		for _, alt := range s.AnyOf {
+			err := checkValue(path, alt, v)
+			if err == nil {
+				return nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	if ts := s.types(); len(ts) > 0 {
+		ok := false
+		for _, t := range ts {
+			if typeMatches(t, v) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("argument %q must be %s, got %s", path, strings.Join(ts, " or "), jsonType(v))
+		}
+	}
+	if len(s.Enum) > 0 {
+		ok := false
+		for _, e := range s.Enum {
+			if e == v {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			var opts []string
+			for _, e := range s.Enum {
+				opts = append(opts, fmt.Sprint(e))
+			}
+			return fmt.Errorf("argument %q must be one of %s, got %v", path, strings.Join(opts, ", "), v)
+		}
+	}
+	if n, ok := v.(float64); ok {
+		if s.Minimum != nil && n < *s.Minimum {
+			return fmt.Errorf("argument %q must be at least %v, got %v", path, *s.Minimum, n)
+		}
+		if s.Maximum != nil && n > *s.Maximum {
+			return fmt.Errorf("argument %q must be at most %v, got %v", path, *s.Maximum, n)
+		}
+	}
+	switch x := v.(type) {
+	case []any:
+		if s.Items != nil {
+			for i, item := range x {
+				if err := checkValue(fmt.Sprintf("%s[%d]", path, i), s.Items, item); err != nil {
+					return err
+				}
+			}
+		}
+	case map[string]any:
+		if s.Properties != nil {
+			for _, r := range s.Required {
+				if _, ok := x[r]; !ok {
+					return fmt.Errorf("argument %q is missing %q", path, r)
+				}
+			}
+			for k, item := range x {
+				p := s.Properties[k]
+				if p == nil {
+					if s.AdditionalProperties == false {
+						return fmt.Errorf("argument %q has unknown field %q", path, k)
+					}
+					continue
+				}
+				if err := checkValue(path+"."+k, p, item); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func typeMatches(t string, v any) bool {
+	switch t {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == math.Trunc(f)
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "null":
+		return v == nil
+	}
+	return true
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}

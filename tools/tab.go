@@ -1,0 +1,285 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// tabCall is the state of one call of a tool that works on the current tab.
+type tabCall struct {
+	ctx  context.Context
+	env  *Env
+	args Args
+	sess *session.Session
+	gen  *session.Generation
+	tab  *session.Tab
+	resp *Response
+
+	// snapshot says what the response carries in its Snapshot section.
+	snapshot snapshotKind
+	// before is the tab's snapshot before the action, for the diff.
+	before string
+}
+
+type snapshotKind int
+
+const (
+	snapNone snapshotKind = iota
+	snapFull              // the whole page (navigate)
+	snapDiff              // what the action changed
+)
+
+// tabOpts describe how a tab tool behaves around its action.
+type tabOpts struct {
+	// clearsModal is the modal kind the tool handles ("dialog", "filechooser").
+	clearsModal string
+	// snapshot is what the Snapshot section carries after the action.
+	snapshot snapshotKind
+	// noPage leaves out the Page section.
+	noPage bool
+}
+
+// tabTool wraps a handler that needs the current tab of a live browser.
+func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context.Context, env *Env, args Args) *Response {
+	return func(ctx context.Context, env *Env, args Args) *Response {
+		resp := &Response{}
+		sess, err := env.Session(ctx)
+		if err != nil {
+			return resp.Error("%v", err)
+		}
+		err = sess.Do(ctx, func(ctx context.Context, g *session.Generation) error {
+			tab, err := g.CurrentTab(ctx)
+			if err != nil {
+				return err
+			}
+			c := &tabCall{ctx: ctx, env: env, args: args, sess: sess, gen: g, tab: tab, resp: resp, snapshot: o.snapshot}
+			if u := tab.ReplacedCrashed(); u != "" {
+				resp.AddEvent(fmt.Sprintf("- The tab showing %s had crashed; it was replaced by a new tab", u))
+			}
+			modals := tab.Modals()
+			if len(modals) > 0 && (o.clearsModal == "" || modals[0].Kind != o.clearsModal) {
+				resp.Error("Tool %q does not handle the modal state.", name)
+				c.addModal()
+				return nil
+			}
+			if len(modals) == 0 && o.clearsModal != "" {
+				what := map[string]string{"dialog": "dialog", "filechooser": "file chooser"}[o.clearsModal]
+				resp.Error("No %s is open: %s handles the modal state a page action opened.", what, name)
+				return nil
+			}
+			if c.snapshot == snapDiff {
+				c.before = tab.LastSnapshot()
+			}
+			if err := fn(c); err != nil {
+				if g.Lost() || errors.Is(err, session.ErrBrowserGone) {
+					return fmt.Errorf("%w: %v", session.ErrBrowserGone, err)
+				}
+				resp.Error("%s", friendlyError(err))
+			}
+			c.finish(o)
+			return nil
+		})
+		if err != nil {
+			switch {
+			case errors.Is(err, session.ErrBrowserGone):
+				resp.Error("The browser was closed or crashed during the call; the next browser call starts a new one. Tabs and page state were lost.")
+			case errors.Is(err, session.ErrClosed):
+				resp.Error("The session is closed.")
+			case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+				resp.Error("The call was cancelled: %v", err)
+			default:
+				resp.Error("%v", err)
+			}
+		}
+		return resp
+	}
+}
+
+// finish adds the Page, Modal state, Snapshot and Events sections.
+func (c *tabCall) finish(o tabOpts) {
+	tab := c.tab
+	if tab.Closed() {
+		// The action closed the tab; report on whatever is current now.
+		if t, err := c.gen.CurrentTab(c.ctx); err == nil {
+			tab = t
+			c.tab = t
+		}
+	}
+	if len(c.gen.Tabs()) > 1 {
+		c.resp.SetTabs(tabLines(c.gen))
+	}
+	if !o.noPage {
+		c.resp.SetPage(pageLines(tab))
+	}
+	if c.addModal() {
+		// A page blocked on a dialog cannot be snapshotted.
+		c.snapshot = snapNone
+	}
+	if !c.resp.Failed() || c.snapshot == snapFull {
+		switch c.snapshot {
+		case snapFull:
+			if text, err := captureSnapshot(c.ctx, tab, snapshotRequest{}); err == nil {
+				c.resp.SetSnapshot(fence("yaml", text))
+			} else {
+				c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
+			}
+		case snapDiff:
+			c.addDiff()
+		}
+	}
+	for _, e := range tab.TakeEvents() {
+		c.resp.AddEvent("- " + e.Text)
+	}
+}
+
+func (c *tabCall) addModal() bool {
+	modals := c.tab.Modals()
+	for _, m := range modals {
+		c.resp.AddModal(fmt.Sprintf("- [%s]: can be handled by %s", m.Description, m.ClearedBy))
+	}
+	return len(modals) > 0
+}
+
+func pageLines(t *session.Tab) []string {
+	lines := []string{"- Page URL: " + t.Page.URL()}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if title, err := titleOf(ctx, t.Page); err == nil {
+		lines = append(lines, "- Page Title: "+title)
+	}
+	if t.Crashed() {
+		lines = append(lines, "- Page status: crashed")
+	}
+	if errs, warns := consoleCounts(t); errs+warns > 0 {
+		lines = append(lines, fmt.Sprintf("- Console: %d errors, %d warnings", errs, warns))
+	}
+	return lines
+}
+
+func consoleCounts(t *session.Tab) (errs, warns int) {
+	for _, e := range t.Console(true) {
+		switch e.Type {
+		case "error", "pageerror":
+			errs++
+		case "warning":
+			warns++
+		}
+	}
+	return
+}
+
+func titleOf(ctx context.Context, p playwright.Page) (string, error) {
+	ch := make(chan struct {
+		s   string
+		err error
+	}, 1)
+	go func() {
+		s, err := p.Title()
+		ch <- struct {
+			s   string
+			err error
+		}{s, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.s, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func tabLines(g *session.Generation) []string {
+	cur, _ := g.CurrentTab(context.Background())
+	var lines []string
+	for i, t := range g.Tabs() {
+		title, _ := titleOf(context.Background(), t.Page)
+		mark := ""
+		if t == cur {
+			mark = "(current) "
+		}
+		extra := ""
+		if t.Crashed() {
+			extra = " [crashed]"
+		}
+		lines = append(lines, fmt.Sprintf("- %d: %s[%s](%s)%s", i, mark, title, t.Page.URL(), extra))
+	}
+	return lines
+}
+
+var refRE = regexp.MustCompile(`^(f\d+)?e\d+$`)
+
+// IsRef reports whether target is a snapshot ref like e12 or f1e3.
+func IsRef(target string) bool { return refRE.MatchString(target) }
+
+// locate turns a target (a ref from the last snapshot, or a selector) into a
+// locator, failing fast when it matches nothing.
+func (c *tabCall) locate(target string) (playwright.Locator, error) {
+	target = strings.TrimSpace(target)
+	if target == "" {
+		return nil, errors.New("target is empty: pass a ref from the last snapshot (e.g. e12) or a selector")
+	}
+	page := c.tab.Page
+	if IsRef(target) {
+		snap := c.tab.LastSnapshot()
+		if snap == "" || !strings.Contains(snap, "[ref="+target+"]") {
+			return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
+		}
+		loc := page.Locator("aria-ref=" + target)
+		n, err := loc.Count()
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
+		}
+		return loc, nil
+	}
+	loc := page.Locator(target)
+	n, err := loc.Count()
+	if err != nil {
+		return nil, fmt.Errorf("invalid selector %q: %s", target, firstLine(err.Error()))
+	}
+	switch {
+	case n == 0:
+		return nil, fmt.Errorf("no element matches selector %q; take a snapshot and use a ref", target)
+	case n > 1:
+		return nil, fmt.Errorf("selector %q matches %d elements; use a ref from the snapshot or a more specific selector", target, n)
+	}
+	return loc, nil
+}
+
+// describe names a target for messages: the agent's description if given.
+func (c *tabCall) describe(target string) string {
+	if el := c.args.String("element", ""); el != "" {
+		return fmt.Sprintf("%s (%s)", el, target)
+	}
+	return target
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// friendlyError turns Playwright's multi-line errors into one line that says
+// what to do next.
+func friendlyError(err error) string {
+	var te *playwright.Error
+	msg := err.Error()
+	if errors.As(err, &te) && te.Message != "" {
+		msg = te.Message
+	}
+	msg = strings.TrimPrefix(msg, "playwright: ")
+	line := firstLine(msg)
+	if errors.Is(err, playwright.ErrTimeout) || strings.Contains(line, "Timeout") {
+		return line + " — the element may be hidden, disabled, covered or gone; take a new snapshot"
+	}
+	return line
+}
