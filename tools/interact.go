@@ -97,4 +97,3 @@ func typeText(c *tabCall) error {
 		return nil
 	})
 }
-

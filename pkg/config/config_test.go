@@ -1,0 +1,163 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(file, []byte(`{"outputDir":"from-file","timeouts":{"action":1000},"capabilities":["pdf"],"browser":{"launchOptions":{"headless":false}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(t *testing.T, c Config)
+	}{
+		{"defaults", nil, nil, func(t *testing.T, c Config) {
+			if c.Transport != "stdio" || !c.Headless || c.TimeoutAction != 5*time.Second || c.HTTP.Port != 3000 || c.HTTP.SessionMax != 32 {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"file", []string{"--config", file}, nil, func(t *testing.T, c Config) {
+			if c.OutputDir != "from-file" || c.TimeoutAction != time.Second || c.Headless || c.Caps[0] != "pdf" {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{"env beats file", []string{"--config=" + file}, map[string]string{"PLAYWRIGHT_MCP_OUTPUT_DIR": "from-env"}, func(t *testing.T, c Config) {
+			if c.OutputDir != "from-env" {
+				t.Fatal(c.OutputDir)
+			}
+		}},
+		{"flag beats env", []string{"--config", file, "--output-dir", "from-flag"}, map[string]string{"CLOAK_PLAYWRIGHT_MCP_OUTPUT_DIR": "from-env"}, func(t *testing.T, c Config) {
+			if c.OutputDir != "from-flag" {
+				t.Fatal(c.OutputDir)
+			}
+		}},
+		{"cloak env beats playwright env", nil, map[string]string{"CLOAK_PLAYWRIGHT_MCP_OUTPUT_DIR": "a", "PLAYWRIGHT_MCP_OUTPUT_DIR": "b"}, func(t *testing.T, c Config) {
+			if c.OutputDir != "a" {
+				t.Fatal(c.OutputDir)
+			}
+		}},
+		{"binary path env source", nil, map[string]string{"CLOAKBROWSER_BINARY_PATH": "/x"}, func(t *testing.T, c Config) {
+			if c.BinaryPath != "/x" || c.BinaryPathSource != "env" {
+				t.Fatalf("%q %q", c.BinaryPath, c.BinaryPathSource)
+			}
+		}},
+		{"binary path flag wins", []string{"--binary-path", "/y"}, map[string]string{"CLOAKBROWSER_BINARY_PATH": "/x"}, func(t *testing.T, c Config) {
+			if c.BinaryPath != "/y" || c.BinaryPathSource != "flag" {
+				t.Fatalf("%q %q", c.BinaryPath, c.BinaryPathSource)
+			}
+		}},
+		{"executable-path alias", []string{"--executable-path=/z"}, nil, func(t *testing.T, c Config) {
+			if c.BinaryPath != "/z" {
+				t.Fatal(c.BinaryPath)
+			}
+		}},
+		{"port selects http", []string{"--port", "8931"}, nil, func(t *testing.T, c Config) {
+			if c.Transport != TransportHTTP || c.HTTP.Port != 8931 {
+				t.Fatalf("%s %d", c.Transport, c.HTTP.Port)
+			}
+		}},
+		{"headed", []string{"--headed"}, nil, func(t *testing.T, c Config) {
+			if c.Headless {
+				t.Fatal("headless")
+			}
+		}},
+		{"extra args json", []string{"--extra-args", `["--a","--b=1"]`}, nil, func(t *testing.T, c Config) {
+			if strings.Join(c.ExtraArgs, " ") != "--a --b=1" {
+				t.Fatal(c.ExtraArgs)
+			}
+		}},
+		{"sandbox flags", []string{"--sandbox"}, nil, func(t *testing.T, c Config) {
+			if c.SandboxOff() {
+				t.Fatal("sandbox off")
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := Load(tc.args, env(tc.env), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"nope":1}`), 0o600)
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad bool env", nil, map[string]string{"PLAYWRIGHT_MCP_HEADLESS": "maybe"}, `PLAYWRIGHT_MCP_HEADLESS="maybe"`},
+		{"bad int flag", []string{"--http-port", "x"}, nil, "http-port"},
+		{"unknown flag", []string{"--frobnicate"}, nil, "frobnicate"},
+		{"unknown file key", []string{"--config", bad}, nil, `unknown field "nope"`},
+		{"missing file", []string{"--config", filepath.Join(dir, "none.json")}, nil, "none.json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Load(tc.args, env(tc.env), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	exe, _ := os.Executable()
+	cases := []struct {
+		name string
+		mod  func(c *Config)
+		want string
+	}{
+		{"ok", func(c *Config) {}, ""},
+		{"transport", func(c *Config) { c.Transport = "sse" }, "--transport=sse"},
+		{"binary missing", func(c *Config) { c.BinaryPath = "/no/such" }, "--binary-path=/no/such: not found"},
+		{"binary dir", func(c *Config) { c.BinaryPath = os.TempDir() }, "not a regular file"},
+		{"binary ok", func(c *Config) { c.BinaryPath = exe }, ""},
+		{"caps", func(c *Config) { c.Caps = []string{"telepathy"} }, "--caps=telepathy"},
+		{"viewport", func(c *Config) { c.ViewportSize = "big" }, "--viewport-size=big"},
+		{"https without cert", func(c *Config) { c.HTTP.Protocol = "https" }, "--https-cert"},
+		{"public bind without auth", func(c *Config) { c.Transport = TransportHTTP; c.HTTP.Host = "0.0.0.0" }, "--http-auth-token"},
+		{"public bind with auth", func(c *Config) { c.Transport = TransportHTTP; c.HTTP.Host = "0.0.0.0"; c.HTTP.AuthToken = "t" }, ""},
+		{"endpoint reserved", func(c *Config) { c.HTTP.Endpoint = "/healthz" }, "--http-endpoint"},
+		{"cdp needs range", func(c *Config) { c.CDP.Enabled = true }, "--cdp-port-range"},
+		{"cdp remote", func(c *Config) { c.CDP.Enabled = true; c.CDP.PortRange = "9222"; c.CDP.Host = "10.0.0.1" }, "--cdp-allow-remote"},
+		{"log level", func(c *Config) { c.LogLevel = "loud" }, "--log-level=loud"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.mod(&c)
+			err := c.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,299 @@
+// Package mcptest starts a cloakbrowser-mcp server for tests and connects a
+// real mcp-go client to it: as the built binary over stdio (what an agent
+// runs) or in-process over pipes (fast, same code path).
+//
+// It is the way to embed the server in a CI smoke test:
+//
+//	func TestSmoke(t *testing.T) {
+//		c := mcptest.StartBinary(t, mcptest.Binary(t), mcptest.Options{Args: []string{"--no-download"}})
+//		res := c.Call(t, "browser_navigate", map[string]any{"url": srv.URL})
+//		if res.IsError { t.Fatal(mcptest.Text(res)) }
+//	}
+//
+// Every server started here is closed, with its browser, when the test ends.
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+)
+
+// MainPackage is the import path of the server's command.
+const MainPackage = "github.com/cloakmcp/cloakbrowser-mcp/cmd/cloakbrowser-mcp"
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// Binary builds the server binary once per test process and returns its
+// path. Set CLOAKBROWSER_MCP_BINARY to use an already built binary.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CLOAKBROWSER_MCP_BINARY"); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cloakbrowser-mcp-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "cloakbrowser-mcp")
+		out, err := exec.Command("go", "build", "-o", buildPath, MainPackage).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build %s: %v\n%s", MainPackage, err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// RemoveBinary deletes the binary Binary built; call it from TestMain.
+func RemoveBinary() {
+	if buildPath != "" {
+		_ = os.RemoveAll(filepath.Dir(buildPath))
+	}
+}
+
+// Options configure a test server.
+type Options struct {
+	// Args are command-line flags for the server.
+	Args []string
+	// Env is added to the test process's environment (KEY=value).
+	Env []string
+	// ProtocolVersion pins the client's protocol; empty means mcp-go's default.
+	ProtocolVersion string
+	// Config is used by StartInProcess; if nil, Args are parsed like the
+	// binary would parse them.
+	Config *config.Config
+}
+
+// Client is an initialized MCP client connected to a test server.
+type Client struct {
+	*client.Client
+	// Init is the initialize result.
+	Init *mcp.InitializeResult
+	// InitDuration is the time from start (process spawn for StartBinary) to
+	// the initialize response.
+	InitDuration time.Duration
+	// Stderr collects the server's log output.
+	Stderr *SyncBuffer
+	// Pid is the server process id (StartBinary only).
+	Pid int
+
+	closeOnce sync.Once
+	closeFn   func() error
+}
+
+// Close closes the client and waits for the server to shut down.
+func (c *Client) Close() error {
+	var err error
+	c.closeOnce.Do(func() { err = c.closeFn() })
+	return err
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func clientOptions(o Options) []client.ClientOption {
+	if o.ProtocolVersion != "" {
+		return []client.ClientOption{client.WithProtocolVersion(o.ProtocolVersion)}
+	}
+	return nil
+}
+
+func initialize(ctx context.Context, c *client.Client) (*mcp.InitializeResult, error) {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "1"}
+	return c.Initialize(ctx, req)
+}
+
+// StartBinary runs the server binary over stdio and initializes a client.
+func StartBinary(t testing.TB, bin string, o Options) *Client {
+	t.Helper()
+	stderr := &SyncBuffer{}
+	env := append(os.Environ(), o.Env...)
+	start := time.Now()
+	var cmd *exec.Cmd
+	tr := transport.NewStdioWithOptions(bin, env, o.Args, transport.WithCommandStderrWriter(stderr),
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd = exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			setPdeathsig(cmd)
+			return cmd, nil
+		}))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	c := client.NewClient(tr, clientOptions(o)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	init, err := initialize(ctx, c)
+	if err != nil {
+		_ = c.Close()
+		t.Fatalf("initialize: %v\nserver stderr:\n%s", err, stderr.String())
+	}
+	tc := &Client{Client: c, Init: init, InitDuration: time.Since(start), Stderr: stderr, closeFn: c.Close}
+	if cmd != nil && cmd.Process != nil {
+		tc.Pid = cmd.Process.Pid
+	}
+	t.Cleanup(func() {
+		if err := tc.Close(); err != nil {
+			t.Logf("close server: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", tail(stderr.String(), 8000))
+		}
+	})
+	return tc
+}
+
+// StartInProcess runs the server in this process, connected over pipes
+// through the same stdio code path as the binary.
+func StartInProcess(t testing.TB, o Options) (*Client, *server.Server) {
+	t.Helper()
+	stderr := &SyncBuffer{}
+	var cfg config.Config
+	if o.Config != nil {
+		cfg = *o.Config
+	} else {
+		var err error
+		cfg, _, err = config.Load(o.Args, os.Getenv, nil)
+		if err != nil {
+			t.Fatalf("config: %v", err)
+		}
+	}
+	start := time.Now()
+	s, err := server.New(cfg, server.Options{Log: stderr})
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	cin, sout := io.Pipe()
+	sin, cout := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeStdio(ctx, sin, sout) }()
+	tr := transport.NewIO(cin, cout, io.NopCloser(strings.NewReader("")))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, clientOptions(o)...)
+	ictx, icancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer icancel()
+	init, err := initialize(ictx, c)
+	if err != nil {
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	tc := &Client{Client: c, Init: init, InitDuration: time.Since(start), Stderr: stderr}
+	tc.closeFn = func() error {
+		_ = c.Close()
+		_ = cout.Close()
+		cancel()
+		<-served
+		_ = sout.Close()
+		return s.Close()
+	}
+	t.Cleanup(func() {
+		if err := tc.Close(); err != nil {
+			t.Logf("close server: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", tail(stderr.String(), 8000))
+		}
+	})
+	return tc, s
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// Call calls a tool with a 60 s bound and fails the test on a protocol
+// error (a tool error is returned, not fatal).
+func (c *Client) Call(t testing.TB, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+// MustCall is Call that also fails the test when the tool reports an error.
+func (c *Client) MustCall(t testing.TB, name string, args map[string]any) string {
+	t.Helper()
+	res := c.Call(t, name, args)
+	if res.IsError {
+		t.Fatalf("%s returned an error: %s", name, Text(res))
+	}
+	return Text(res)
+}
+
+// Text joins the text parts of a result.
+func Text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Chromium returns the system Chromium used by integration tests, failing
+// the test with how to install it when it is missing.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CLOAKBROWSER_MCP_TEST_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium found: install it (Debian: apt-get install -y chromium) or set CLOAKBROWSER_MCP_TEST_CHROMIUM")
+	return ""
+}

@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestUpstreamSchemasOnTheWire checks that every tool with an upstream
+// counterpart lists exactly upstream's name, description and input schema.
+func TestUpstreamSchemasOnTheWire(t *testing.T) {
+	for _, tool := range All() {
+		u, ok := upstream[tool.Def.Name]
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(tool.Def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(b, &wire); err != nil {
+			t.Fatal(err)
+		}
+		if wire.Description != u.Description {
+			t.Errorf("%s description differs", tool.Def.Name)
+		}
+		if canon(t, wire.InputSchema) != canon(t, u.InputSchema) {
+			t.Errorf("%s schema on the wire differs:\n got %s\nwant %s", tool.Def.Name, wire.InputSchema, u.InputSchema)
+		}
+	}
+}
+
+func canon(t *testing.T, b []byte) string {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func TestValidateArgs(t *testing.T) {
+	click := mustSchema(t, "browser_click")
+	fill := mustSchema(t, "browser_fill_form")
+	media := mustSchema(t, "browser_emulate_media")
+	netreq := mustSchema(t, "browser_network_request")
+	cases := []struct {
+		name    string
+		s       *schema
+		args    map[string]any
+		aliases map[string]string
+		want    string // "" means valid
+	}{
+		{"ok", click, map[string]any{"target": "e1"}, nil, ""},
+		{"alias satisfies required", click, map[string]any{"ref": "e1"}, refAlias, ""},
+		{"alias without aliases", click, map[string]any{"ref": "e1"}, nil, `unknown argument "ref"`},
+		{"missing required", click, map[string]any{}, nil, `missing required argument "target"`},
+		{"wrong type", click, map[string]any{"target": true}, nil, `"target" must be string, got boolean`},
+		{"bad enum", click, map[string]any{"target": "e1", "button": "x"}, nil, "must be one of left, right, middle"},
+		{"bad array item", click, map[string]any{"target": "e1", "modifiers": []any{"Hyper"}}, nil, `"modifiers[0]" must be one of`},
+		{"array not array", click, map[string]any{"target": "e1", "modifiers": "Shift"}, nil, "must be array"},
+		{"unknown", click, map[string]any{"target": "e1", "x": 1}, nil, `unknown argument "x"`},
+		{"nested object missing field", fill, map[string]any{"fields": []any{map[string]any{"target": "e1"}}}, nil, "is missing"},
+		{"anyOf null ok", media, map[string]any{"colorScheme": nil}, nil, ""},
+		{"anyOf bad", media, map[string]any{"colorScheme": "purple"}, nil, "must be one of"},
+		{"integer", netreq, map[string]any{"index": 1.5}, nil, "must be integer"},
+		{"minimum", netreq, map[string]any{"index": 0.0}, nil, "at least 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validateArgs(tc.s, tc.args, tc.aliases)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func mustSchema(t *testing.T, name string) *schema {
+	t.Helper()
+	s, err := parseSchema(upstream[name].InputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestCheckURL(t *testing.T) {
+	cases := []struct {
+		in, want, err string
+		allowFile     bool
+	}{
+		{in: "example.com", want: "https://example.com"},
+		{in: "localhost:8080/x", want: "http://localhost:8080/x"},
+		{in: "http://127.0.0.1:1/", want: "http://127.0.0.1:1/"},
+		{in: "about:blank", want: "about:blank"},
+		{in: "  javascript:alert(1)", err: "javascript:"},
+		{in: "JAVASCRIPT:alert(1)", err: "javascript:"},
+		{in: "file:///etc/passwd", err: "file: URLs are blocked"},
+		{in: "file:///tmp/x.html", want: "file:///tmp/x.html", allowFile: true},
+		{in: "ftp://x.org", err: "unsupported URL scheme"},
+		{in: "", err: "empty"},
+		{in: "http://", err: "no host"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := checkURL(tc.in, tc.allowFile)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
