@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -357,7 +358,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		if temp {
 			_ = os.RemoveAll(profile)
 		}
-		return nil, fmt.Errorf("launch %s (%s browser from %s): %w", bin.BinaryPath, bin.Engine, bin.Source, r.err)
+		return nil, fmt.Errorf("launch %s (%s browser from %s): %s", bin.BinaryPath, bin.Engine, bin.Source, launchFailure(r.err))
 	}
 	g := newGeneration(s, n, r.bc, profile, temp)
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("browser launched")
@@ -372,4 +373,25 @@ func (s *Session) lost(g *Generation) {
 	for _, h := range hooks {
 		h(g)
 	}
+}
+
+// launchFailure condenses Playwright's launch error (the whole browser log)
+// to its first line and the browser's fatal lines.
+func launchFailure(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	out := []string{strings.TrimPrefix(lines[0], "playwright: ")}
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		if i := strings.Index(l, "FATAL:"); i >= 0 {
+			msg := l[i:]
+			if j := strings.Index(msg, "] "); j >= 0 {
+				msg = msg[j+2:]
+			}
+			if !seen[msg] {
+				seen[msg] = true
+				out = append(out, "browser: "+msg)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -391,4 +391,3 @@ func loadFile(c *Config, path string) error {
 	}
 	return nil
 }
-

@@ -34,7 +34,12 @@ func pages(t *testing.T) *httptest.Server {
 // serverEnv isolates a server process: its own temp dir (profiles land
 // there), an empty CloakBrowser cache, and downloads off.
 func serverEnv(t *testing.T) (env []string, tmp string) {
-	tmp = t.TempDir()
+	// Short: Chromium refuses a singleton socket path over ~107 bytes.
+	tmp, err := os.MkdirTemp("", "cbm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	return []string{"TMPDIR=" + tmp, "CLOAKBROWSER_CACHE_DIR=" + filepath.Join(tmp, "cloak-cache")}, tmp
 }
 
