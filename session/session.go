@@ -395,3 +395,22 @@ func launchFailure(err error) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// Reset disposes of the current browser generation on request (the agent
+// closed the browser); the next call launches a new one. It waits for a
+// launch in flight first.
+func (s *Session) Reset() {
+	s.mu.Lock()
+	f := s.flight
+	s.mu.Unlock()
+	if f != nil {
+		<-f.done
+	}
+	s.mu.Lock()
+	g := s.gen
+	s.gen = nil
+	s.mu.Unlock()
+	if g != nil {
+		g.dispose()
+	}
+}

@@ -12,6 +12,7 @@ import (
 func navigateTools() []*Tool {
 	return []*Tool{
 		{Def: upstreamDef("browser_navigate"), Cap: "core", Handle: tabTool("browser_navigate", tabOpts{snapshot: snapFull}, navigate)},
+		{Def: upstreamDef("browser_navigate_back"), Cap: "core", Handle: tabTool("browser_navigate_back", tabOpts{snapshot: snapFull}, navigateBack)},
 	}
 }
 
@@ -74,6 +75,17 @@ func navigate(c *tabCall) error {
 	_ = c.tab.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(float64((5 * time.Second).Milliseconds()))})
 	if resp != nil && resp.Status() >= 400 {
 		c.resp.Result("Navigated to %s (HTTP status %d)", target, resp.Status())
+	}
+	return nil
+}
+
+func navigateBack(c *tabCall) error {
+	resp, err := c.tab.Page.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+	if err != nil {
+		return fmt.Errorf("go back: %s", friendlyError(err))
+	}
+	if resp == nil {
+		c.resp.Result("There is no previous page in this tab's history")
 	}
 	return nil
 }

@@ -73,6 +73,14 @@ func families() []func() []*Tool {
 		navigateTools,
 		snapshotTools,
 		interactTools,
+		modalTools,
+		evaluateTools,
+		waitTools,
+		findTools,
+		screenshotTools,
+		activityTools,
+		emulateTools,
+		tabsTools,
 		infoTools,
 	}
 }

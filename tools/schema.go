@@ -88,6 +88,7 @@ type schema struct {
 	AnyOf                []*schema          `json:"anyOf"`
 	AdditionalProperties any                `json:"additionalProperties"`
 	Minimum              *float64           `json:"minimum"`
+	Default              any                `json:"default"`
 	Maximum              *float64           `json:"maximum"`
 }
 
@@ -131,6 +132,11 @@ func validateArgs(s *schema, args map[string]any, aliases map[string]string) err
 	}
 	for _, r := range s.Required {
 		if _, ok := args[r]; ok {
+			continue
+		}
+		// Upstream marks defaulted properties required; its validator fills
+		// the default in, so an omitted one is fine.
+		if p := s.Properties[r]; p != nil && p.Default != nil {
 			continue
 		}
 		found := false
@@ -240,9 +246,17 @@ func checkValue(path string, s *schema, v any) error {
 					return fmt.Errorf("argument %q is missing %q", path, r)
 				}
 			}
+		}
+		if s.Properties != nil || s.AdditionalProperties != nil {
 			for k, item := range x {
 				p := s.Properties[k]
 				if p == nil {
+					if ap, ok := s.AdditionalProperties.(map[string]any); ok {
+						if t, _ := ap["type"].(string); t != "" && !typeMatches(t, item) {
+							return fmt.Errorf("argument %q field %q must be %s, got %s", path, k, t, jsonType(item))
+						}
+						continue
+					}
 					if s.AdditionalProperties == false {
 						return fmt.Errorf("argument %q has unknown field %q", path, k)
 					}

@@ -88,16 +88,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 			return nil
 		})
 		if err != nil {
-			switch {
-			case errors.Is(err, session.ErrBrowserGone):
-				resp.Error("The browser was closed or crashed during the call; the next browser call starts a new one. Tabs and page state were lost.")
-			case errors.Is(err, session.ErrClosed):
-				resp.Error("The session is closed.")
-			case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-				resp.Error("The call was cancelled: %v", err)
-			default:
-				resp.Error("%v", err)
-			}
+			return sessionError(resp, err)
 		}
 		return resp
 	}
@@ -228,16 +219,17 @@ func (c *tabCall) locate(target string) (playwright.Locator, error) {
 	}
 	page := c.tab.Page
 	if IsRef(target) {
-		snap := c.tab.LastSnapshot()
-		if snap == "" || !strings.Contains(snap, "[ref="+target+"]") {
-			return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
-		}
 		loc := page.Locator("aria-ref=" + target)
-		n, err := loc.Count()
-		if err != nil || n == 0 {
-			return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
+		if n, err := loc.Count(); err == nil && n > 0 {
+			return loc, nil
 		}
-		return loc, nil
+		// Say so when the ref belongs to another tab's snapshot.
+		for i, t := range c.gen.Tabs() {
+			if t != c.tab && strings.Contains(t.LastSnapshot(), "[ref="+target+"]") {
+				return nil, fmt.Errorf("Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", target, i)
+			}
+		}
+		return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
 	}
 	loc := page.Locator(target)
 	n, err := loc.Count()

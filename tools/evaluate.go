@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// evaluateTimeout bounds a browser_evaluate call; the script may keep running
+// in the page after that, but the agent gets its answer.
+const evaluateTimeout = 30 * time.Second
+
+func evaluateTools() []*Tool {
+	return []*Tool{
+		{Def: upstreamDef("browser_evaluate"), Cap: "core", Aliases: refAlias, Handle: tabTool("browser_evaluate", tabOpts{snapshot: snapDiff}, evaluate)},
+		{Def: upstreamDef("browser_run_code_unsafe"), Cap: "core", Handle: runCodeUnsafe},
+	}
+}
+
+func evaluate(c *tabCall) error {
+	fn := strings.TrimSpace(c.args.String("function", ""))
+	if fn == "" {
+		return fmt.Errorf("function is empty: pass e.g. () => document.title")
+	}
+	var loc playwright.Locator
+	if t := c.args.String("target", ""); t != "" {
+		var err error
+		if loc, err = c.locate(t); err != nil {
+			return err
+		}
+	}
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var r result
+		if loc != nil {
+			r.v, r.err = loc.Evaluate(fn, nil)
+		} else {
+			r.v, r.err = c.tab.Page.Evaluate(fn)
+		}
+		ch <- r
+	}()
+	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)
+	defer cancel()
+	var r result
+	select {
+	case r = <-ch:
+	case <-c.tab.ModalOpened():
+		c.resp.Result("The script opened a dialog; handle it with browser_handle_dialog")
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("the function did not finish within %v; it may still be running in the page", evaluateTimeout)
+	}
+	if r.err != nil {
+		return fmt.Errorf("evaluate: %s", friendlyError(r.err))
+	}
+	b, err := json.MarshalIndent(r.v, "", "  ")
+	if err != nil {
+		b = []byte(fmt.Sprint(r.v))
+	}
+	if name := c.args.String("filename", ""); name != "" {
+		p, err := c.env.writeOutput(name, "evaluate", ".json", b)
+		if err != nil {
+			return err
+		}
+		c.resp.Result("- [Evaluation result](%s)", relLink(p))
+		return nil
+	}
+	c.resp.ResultText(string(b))
+	c.settle(c.tab.LastNavSeq())
+	return nil
+}
+
+// runCodeUnsafe refuses: upstream runs the snippet with a Node Playwright
+// `page` object in its own process (RCE-equivalent). This server has no Node
+// runtime for tools and will not pretend; browser_evaluate runs JavaScript in
+// the page instead.
+func runCodeUnsafe(_ context.Context, _ *Env, _ Args) *Response {
+	return (&Response{}).Error("browser_run_code_unsafe is not supported by cloakbrowser-mcp: it would run arbitrary code in the server process. " +
+		"Use browser_evaluate to run JavaScript in the page, and the browser_* tools for Playwright actions.")
+}

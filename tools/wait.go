@@ -1,0 +1,55 @@
+package tools
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+func waitTools() []*Tool {
+	return []*Tool{
+		{Def: upstreamDef("browser_wait_for"), Cap: "core", Handle: tabTool("browser_wait_for", tabOpts{snapshot: snapDiff}, waitFor)},
+	}
+}
+
+const maxWait = 30 * time.Second
+
+func waitFor(c *tabCall) error {
+	secs := c.args.Number("time", 0)
+	text, gone := c.args.String("text", ""), c.args.String("textGone", "")
+	if !c.args.Has("time") && text == "" && gone == "" {
+		return fmt.Errorf("pass time, text or textGone")
+	}
+	if secs < 0 || secs > maxWait.Seconds() {
+		return fmt.Errorf("time must be between 0 and %v seconds, got %v", maxWait.Seconds(), secs)
+	}
+	if secs > 0 {
+		select {
+		case <-time.After(time.Duration(secs * float64(time.Second))):
+		case <-c.tab.ModalOpened():
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		}
+	}
+	timeout := playwright.Float(float64(maxWait.Milliseconds()))
+	if gone != "" {
+		if err := c.tab.Page.GetByText(gone).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateHidden, Timeout: timeout}); err != nil {
+			return fmt.Errorf("text %q did not disappear within %v", gone, maxWait)
+		}
+	}
+	if text != "" {
+		if err := c.tab.Page.GetByText(text).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible, Timeout: timeout}); err != nil {
+			return fmt.Errorf("text %q did not appear within %v", text, maxWait)
+		}
+	}
+	switch {
+	case text != "":
+		c.resp.Result("Text %q appeared", text)
+	case gone != "":
+		c.resp.Result("Text %q is gone", gone)
+	default:
+		c.resp.Result("Waited %v seconds", secs)
+	}
+	return nil
+}
