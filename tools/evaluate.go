@@ -40,11 +40,14 @@ func evaluate(c *tabCall) error {
 	ch := make(chan result, 1)
 	go func() {
 		var r result
-		if loc != nil {
-			r.v, r.err = loc.Evaluate(fn, nil)
-		} else {
-			r.v, r.err = c.tab.Page.Evaluate(fn)
-		}
+		r.err = safely(func() (err error) {
+			if loc != nil {
+				r.v, err = loc.Evaluate(fn, nil)
+			} else {
+				r.v, err = c.tab.Page.Evaluate(fn)
+			}
+			return err
+		})
 		ch <- r
 	}()
 	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)

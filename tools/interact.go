@@ -33,7 +33,7 @@ func (c *tabCall) act(action func() error) error {
 	navBefore := c.tab.LastNavSeq()
 	modal := c.tab.ModalOpened()
 	done := make(chan error, 1)
-	go func() { done <- action() }()
+	go func() { done <- safely(action) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -240,10 +240,7 @@ func drop(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	type file struct {
-		Name, Type, B64 string
-	}
-	var files []file
+	var files []any
 	total := 0
 	for _, p := range paths {
 		p, err := c.env.inputPath(p)
@@ -261,11 +258,11 @@ func drop(c *tabCall) error {
 		if typ == "" {
 			typ = "application/octet-stream"
 		}
-		files = append(files, file{filepath.Base(p), typ, base64.StdEncoding.EncodeToString(b)})
+		files = append(files, map[string]any{"Name": filepath.Base(p), "Type": typ, "B64": base64.StdEncoding.EncodeToString(b)})
 	}
-	items := map[string]string{}
+	items := map[string]any{}
 	for k, v := range data {
-		items[k], _ = v.(string)
+		items[k] = v
 	}
 	arg := map[string]any{"files": files, "data": items}
 	return c.act(func() error {
@@ -284,4 +281,15 @@ func drop(c *tabCall) error {
 		}`, arg)
 		return err
 	})
+}
+
+// safely runs fn, turning a panic (from a library on a request path) into an
+// error so it cannot take the server down.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return fn()
 }

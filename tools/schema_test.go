@@ -29,9 +29,35 @@ func TestUpstreamSchemasOnTheWire(t *testing.T) {
 		if wire.Description != u.Description {
 			t.Errorf("%s description differs", tool.Def.Name)
 		}
-		if canon(t, wire.InputSchema) != canon(t, u.InputSchema) {
+		if canon(t, wire.InputSchema) != canon(t, withoutDialect(u.InputSchema)) {
 			t.Errorf("%s schema on the wire differs:\n got %s\nwant %s", tool.Def.Name, wire.InputSchema, u.InputSchema)
 		}
+	}
+}
+
+// TestDefaultToolList checks the default surface: upstream's 25 core tools
+// plus the two local ones, and a tools/list no larger than upstream's.
+func TestDefaultToolList(t *testing.T) {
+	var defs, up []any
+	names := map[string]bool{}
+	for _, tool := range Enabled(nil) {
+		defs = append(defs, tool.Def)
+		names[tool.Def.Name] = true
+	}
+	for _, u := range upstream {
+		if !names[u.Name] {
+			t.Errorf("upstream tool %s missing from the default list", u.Name)
+		}
+		up = append(up, u)
+	}
+	if len(defs) != len(upstream)+2 {
+		t.Errorf("default list has %d tools, want %d", len(defs), len(upstream)+2)
+	}
+	ours, _ := json.Marshal(map[string]any{"tools": defs})
+	theirs, _ := json.Marshal(map[string]any{"tools": up})
+	t.Logf("tools/list: ours %d chars, upstream %d", len(ours), len(theirs))
+	if len(ours) > len(theirs) {
+		t.Errorf("default tools/list is %d chars, upstream's %d", len(ours), len(theirs))
 	}
 }
 

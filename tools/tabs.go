@@ -118,4 +118,3 @@ func closeBrowser(ctx context.Context, env *Env, _ Args) *Response {
 	resp.Result("Closed the browser; the next browser call opens a new one")
 	return resp
 }
-
