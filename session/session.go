@@ -48,6 +48,11 @@ type Config struct {
 	LaunchTimeout time.Duration
 	// Viewport sets the page size; if nil, Playwright's default (1280x720).
 	Viewport *playwright.Size
+	// Shared, if set, makes each generation a fresh BrowserContext in this
+	// shared browser ("context" isolation) instead of a browser of the
+	// session's own with a temporary profile. If nil, the session launches
+	// its own browser.
+	Shared *SharedBrowser
 	// Log receives structured logs; the zero value discards them.
 	Log zerolog.Logger
 }
@@ -298,6 +303,9 @@ func (s *Session) Close() error {
 }
 
 func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
+	if s.cfg.Shared != nil {
+		return s.launchShared(ctx, n)
+	}
 	pw, err := s.drv.Get(ctx)
 	if err != nil {
 		return nil, err

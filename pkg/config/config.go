@@ -90,6 +90,10 @@ type HTTP struct {
 	Endpoint string
 	// AuthToken enables Bearer authentication when set.
 	AuthToken string
+	// AuthTokens are more accepted Bearer tokens. Each token (AuthToken
+	// included) is its own principal: a session is bound to the token that
+	// created it and is invisible to the others.
+	AuthTokens []string
 	// Protocol is http or https.
 	Protocol string
 	// CertFile and KeyFile are the TLS certificate and key for https.
@@ -110,6 +114,22 @@ type HTTP struct {
 	AllowNonLoopback bool
 	// Isolation is "browser" (a browser process per session) or "context".
 	Isolation string
+	// MaxBodyBytes caps a request body. Default 4 MiB.
+	MaxBodyBytes int64
+}
+
+// Tokens returns every accepted Bearer token; none means no authentication.
+func (h HTTP) Tokens() []string {
+	var out []string
+	if h.AuthToken != "" {
+		out = append(out, h.AuthToken)
+	}
+	for _, t := range h.AuthTokens {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // CDP configures the leased CDP proxy.
@@ -140,6 +160,7 @@ func Default() Config {
 			SessionIdleTTL: time.Hour,
 			SessionBackend: "memory",
 			Isolation:      "browser",
+			MaxBodyBytes:   4 << 20,
 		},
 		CDP: CDP{Host: "127.0.0.1", AdvertisedScheme: "http"},
 	}
@@ -263,8 +284,17 @@ func (c Config) Validate() error {
 	default:
 		bad("--http-isolation", h.Isolation, "must be browser or context")
 	}
-	if c.Transport == TransportHTTP && !isLoopback(h.Host) && h.AuthToken == "" && !h.AllowNonLoopback {
+	if c.Transport == TransportHTTP && !isLoopback(h.Host) && len(h.Tokens()) == 0 && !h.AllowNonLoopback {
 		bad("--http-host", h.Host, "binding a non-loopback address needs --http-auth-token (or --http-allow-non-loopback)")
+	}
+	if h.MaxBodyBytes < 1024 {
+		bad("--http-max-body-bytes", h.MaxBodyBytes, "must be at least 1024")
+	}
+	if c.Transport == TransportHTTP && c.UserDataDir != "" {
+		bad("--user-data-dir", c.UserDataDir, "cannot be shared by HTTP sessions: each gets its own temporary profile")
+	}
+	if c.Transport == TransportHTTP && h.Isolation == "context" && c.CDP.Enabled {
+		bad("--http-isolation", h.Isolation, "a CDP endpoint on the shared browser would reach every session's pages: use --http-isolation=browser with --cdp-enabled")
 	}
 	if c.CDP.Enabled {
 		if c.CDP.PortRange == "" {

@@ -139,6 +139,18 @@ func TestValidate(t *testing.T) {
 		{"https without cert", func(c *Config) { c.HTTP.Protocol = "https" }, "--https-cert"},
 		{"public bind without auth", func(c *Config) { c.Transport = TransportHTTP; c.HTTP.Host = "0.0.0.0" }, "--http-auth-token"},
 		{"public bind with auth", func(c *Config) { c.Transport = TransportHTTP; c.HTTP.Host = "0.0.0.0"; c.HTTP.AuthToken = "t" }, ""},
+		{"public bind with auth tokens", func(c *Config) {
+			c.Transport = TransportHTTP
+			c.HTTP.Host = "0.0.0.0"
+			c.HTTP.AuthTokens = []string{"a", "b"}
+		}, ""},
+		{"tiny body cap", func(c *Config) { c.HTTP.MaxBodyBytes = 10 }, "--http-max-body-bytes=10"},
+		{"shared profile over http", func(c *Config) { c.Transport = TransportHTTP; c.UserDataDir = "/tmp/p" }, "--user-data-dir=/tmp/p"},
+		{"cdp on shared browser", func(c *Config) {
+			c.Transport = TransportHTTP
+			c.HTTP.Isolation = "context"
+			c.CDP.Enabled, c.CDP.PortRange = true, "9222"
+		}, "--http-isolation=context"},
 		{"endpoint reserved", func(c *Config) { c.HTTP.Endpoint = "/healthz" }, "--http-endpoint"},
 		{"cdp needs range", func(c *Config) { c.CDP.Enabled = true }, "--cdp-port-range"},
 		{"cdp remote", func(c *Config) { c.CDP.Enabled = true; c.CDP.PortRange = "9222"; c.CDP.Host = "10.0.0.1" }, "--cdp-allow-remote"},

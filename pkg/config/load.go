@@ -135,6 +135,15 @@ var settings = []setting{
 	{flags: []string{"http-port", "port"}, env: envs("HTTP_PORT"), help: "HTTP port (default 3000); --port alone selects streamable-http", set: integer(func(c *Config) *int { return &c.HTTP.Port })},
 	{flags: []string{"http-endpoint"}, env: envs("HTTP_ENDPOINT"), help: "MCP endpoint path (default /mcp)", set: str(func(c *Config) *string { return &c.HTTP.Endpoint })},
 	{flags: []string{"http-auth-token"}, env: envs("HTTP_AUTH_TOKEN"), help: "require this Bearer token", set: str(func(c *Config) *string { return &c.HTTP.AuthToken })},
+	{flags: []string{"http-auth-tokens"}, env: envs("HTTP_AUTH_TOKENS"), help: "more accepted Bearer tokens, CSV or JSON array; each token is a principal that sees only its own sessions", set: list(func(c *Config) *[]string { return &c.HTTP.AuthTokens })},
+	{flags: []string{"http-max-body-bytes"}, env: envs("HTTP_MAX_BODY_BYTES"), help: "largest accepted request body (default 4194304)", set: func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		c.HTTP.MaxBodyBytes = n
+		return nil
+	}},
 	{flags: []string{"http-protocol"}, env: envs("HTTP_PROTOCOL"), help: "http or https", set: str(func(c *Config) *string { return &c.HTTP.Protocol })},
 	{flags: []string{"https-cert"}, env: envs("HTTPS_CERT"), help: "TLS certificate (PEM) for https", set: str(func(c *Config) *string { return &c.HTTP.CertFile })},
 	{flags: []string{"https-key"}, env: envs("HTTPS_KEY"), help: "TLS key (PEM) for https", set: str(func(c *Config) *string { return &c.HTTP.KeyFile })},
@@ -145,7 +154,7 @@ var settings = []setting{
 	{flags: []string{"allowed-hosts"}, env: envs("ALLOWED_HOSTS"), help: "extra accepted Host header values, comma-separated", set: list(func(c *Config) *[]string { return &c.HTTP.AllowedHosts })},
 	{flags: []string{"allowed-origins-http"}, env: envs("HTTP_ALLOWED_ORIGINS"), help: "accepted Origin header values, comma-separated", set: list(func(c *Config) *[]string { return &c.HTTP.AllowedOrigins })},
 	{flags: []string{"http-allow-non-loopback"}, env: envs("HTTP_ALLOW_NON_LOOPBACK"), isBool: true, help: "allow a non-loopback bind without an auth token", set: boolean(func(c *Config) *bool { return &c.HTTP.AllowNonLoopback })},
-	{flags: []string{"http-isolation"}, env: envs("HTTP_ISOLATION"), help: "per-session isolation: browser (own process) or context (own context in a shared browser)", set: str(func(c *Config) *string { return &c.HTTP.Isolation })},
+	{flags: []string{"http-isolation"}, env: envs("HTTP_ISOLATION"), help: "per-session isolation: browser (own browser process and temp profile; default) or context (own context in one shared browser)", set: str(func(c *Config) *string { return &c.HTTP.Isolation })},
 
 	{flags: []string{"cdp-enabled"}, env: envs("CDP_ENABLED"), isBool: true, help: "publish a leased CDP proxy to the session's browser", set: boolean(func(c *Config) *bool { return &c.CDP.Enabled })},
 	{flags: []string{"cdp-port-range"}, env: envs("CDP_PORT_RANGE"), help: "CDP proxy ports, e.g. 9222 or 9222-9230", set: str(func(c *Config) *string { return &c.CDP.PortRange })},

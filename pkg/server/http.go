@@ -2,10 +2,365 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
-// ServeHTTP serves the Streamable HTTP transport.
+// HTTPProtocolVersions returns the MCP revisions served over Streamable
+// HTTP, newest first: the ones with protocol sessions. 2026-07-28 has none
+// (no Mcp-Session-Id, so nothing would tell two clients' browsers apart); its
+// clients are told so (UnsupportedProtocolVersion, listing these) and fall
+// back to initialize with one of these, getting a session and a browser of
+// their own.
+func HTTPProtocolVersions() []string {
+	return []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326}
+}
+
+// Shutdown bounds.
+const (
+	// httpDrainTimeout bounds the wait for in-flight HTTP requests at
+	// shutdown, after which connections are closed.
+	httpDrainTimeout = 10 * time.Second
+	// sessionCloseTimeout bounds the wait for the sessions' browsers.
+	sessionCloseTimeout = 30 * time.Second
+)
+
+// httpTransport is the Streamable HTTP transport of a Server: the listener's
+// HTTP server, the mcp-go handler, the policy middleware and the sessions.
+type httpTransport struct {
+	s       *Server
+	cfg     config.HTTP
+	reg     *session.Registry
+	shared  *session.SharedBrowser // nil in "browser" isolation
+	mcpHTTP *server.StreamableHTTPServer
+	policy  *policy
+	srv     *http.Server
+	addr    net.Addr
+	url     string
+	started time.Time
+
+	draining     chan struct{} // closed when shutdown starts
+	shutdownOnce sync.Once
+	shutdownDone chan struct{}
+	shutdownErr  error
+}
+
+// ServeHTTP serves the Streamable HTTP transport on the configured host and
+// port until ctx ends or the server is closed, then shuts down gracefully:
+// it stops accepting, closes every session's browser and waits (bounded) for
+// requests in flight. It does not close the server: call Close after it.
 func (s *Server) ServeHTTP(ctx context.Context) error {
-	return errors.New("streamable-http transport is not available in this build yet")
+	addr := net.JoinHostPort(s.cfg.HTTP.Host, strconv.Itoa(s.cfg.HTTP.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http-host/--http-port: listen on %s: %w", addr, err)
+	}
+	return s.ServeHTTPListener(ctx, ln)
+}
+
+// ServeHTTPListener is ServeHTTP on a listener the caller made (for example
+// on port 0 in tests). It takes ownership of ln.
+func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener) error {
+	t, err := s.startHTTP(ln)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	serveErr := make(chan error, 1)
+	go func() {
+		var err error
+		if t.srv.TLSConfig != nil {
+			err = t.srv.Serve(tls.NewListener(ln, t.srv.TLSConfig))
+		} else {
+			err = t.srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		serveErr <- err
+	}()
+	s.log.Info().Str("url", t.url).Str("version", Version).Str("isolation", t.cfg.Isolation).
+		Int("sessionMax", t.cfg.SessionMax).Dur("sessionIdleTTL", t.cfg.SessionIdleTTL).
+		Strs("protocolVersions", HTTPProtocolVersions()).Int("authTokens", len(t.policy.tokens)).
+		Msg("serving MCP over streamable HTTP")
+	if len(t.policy.tokens) == 0 && !isLoopbackName(t.cfg.Host) {
+		s.log.Warn().Str("host", t.cfg.Host).Msg("serving a non-loopback address WITHOUT authentication")
+	}
+	if isWildcard(strings.Trim(t.cfg.Host, "[]")) && len(t.cfg.AllowedHosts) == 0 {
+		s.log.Warn().Str("host", t.cfg.Host).Msg("bound to every interface, but only loopback Host headers are accepted: list the names clients use with --allowed-hosts")
+	}
+	var err2 error
+	select {
+	case <-ctx.Done():
+	case <-t.draining:
+	case err2 = <-serveErr:
+		if err2 != nil {
+			err2 = fmt.Errorf("serve HTTP on %s: %w", t.addr, err2)
+		}
+	}
+	return errors.Join(err2, t.shutdown())
+}
+
+// HTTPAddr is the address the HTTP transport listens on, or nil when it is
+// not serving.
+func (s *Server) HTTPAddr() net.Addr {
+	if t := s.transport(); t != nil {
+		return t.addr
+	}
+	return nil
+}
+
+// HTTPURL is the MCP endpoint's URL, or "" when HTTP is not being served.
+func (s *Server) HTTPURL() string {
+	if t := s.transport(); t != nil {
+		return t.url
+	}
+	return ""
+}
+
+// Sessions is the registry of HTTP sessions, or nil when HTTP is not being
+// served.
+func (s *Server) Sessions() *session.Registry {
+	if t := s.transport(); t != nil {
+		return t.reg
+	}
+	return nil
+}
+
+// SharedBrowser is the browser shared by HTTP sessions in "context"
+// isolation, or nil.
+func (s *Server) SharedBrowser() *session.SharedBrowser {
+	if t := s.transport(); t != nil {
+		return t.shared
+	}
+	return nil
+}
+
+func (s *Server) transport() *httpTransport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.httpT
+}
+
+// startHTTP builds the transport for ln and records it on the server.
+func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
+	cfg := s.cfg.HTTP
+	if cfg.SessionBackend != "" && cfg.SessionBackend != "memory" {
+		return nil, fmt.Errorf("--http-session-backend=%s: not available in this build; use memory", cfg.SessionBackend)
+	}
+	t := &httpTransport{
+		s: s, cfg: cfg, addr: ln.Addr(), started: time.Now(),
+		draining: make(chan struct{}), shutdownDone: make(chan struct{}),
+	}
+	port := 0
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		port = ta.Port
+	}
+	tlsOn := cfg.Protocol == "https"
+	var tlsCfg *tls.Config
+	if tlsOn {
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--https-cert=%s --https-key=%s: %w", cfg.CertFile, cfg.KeyFile, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	t.policy = newPolicy(cfg, port, tlsOn)
+	scheme := "http"
+	if tlsOn {
+		scheme = "https"
+	}
+	t.url = scheme + "://" + ln.Addr().String() + cfg.Endpoint
+
+	base := s.sessionConfig()
+	base.UserDataDir = "" // every HTTP session gets its own temporary profile
+	if cfg.Isolation == "context" {
+		t.shared = session.NewSharedBrowser(s.drv, base)
+		base.Shared = t.shared
+	}
+	t.reg = session.NewRegistry(session.RegistryOptions{
+		Max:       cfg.SessionMax,
+		Isolation: cfg.Isolation,
+		Backend:   session.NewMemoryBackend(),
+		Log:       s.log,
+		New:       func(handle string) *session.Session { return session.New(handle, s.drv, base) },
+	})
+
+	opts := []server.StreamableHTTPOption{
+		server.WithEndpointPath(cfg.Endpoint),
+		// Our own stateful ID manager: IDs exist only while their session is
+		// in the registry (unknown or ended → 404), and ending one through
+		// mcp-go (DELETE, idle sweep, CloseSessions) closes its browser.
+		server.WithSessionIdManager(&idManager{reg: t.reg}),
+		server.WithSessionIdleTTL(cfg.SessionIdleTTL),
+		server.WithStreamableHTTPProtocolVersions(HTTPProtocolVersions()...),
+		// Our Host check (policy) is stricter and honours --allowed-hosts.
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(slogToZerolog(s.log.With().Str("component", "mcp-http").Logger())),
+	}
+	if len(cfg.AllowedOrigins) > 0 {
+		opts = append(opts, server.WithStreamableHTTPCORS(
+			server.WithCORSAllowedOrigins(cfg.AllowedOrigins...),
+			server.WithCORSAllowedHeaders("Content-Type", "Accept", "Authorization", server.HeaderKeySessionID,
+				mcp.HeaderProtocolVersion, "Last-Event-ID"),
+		))
+	}
+	t.mcpHTTP = server.NewStreamableHTTPServer(s.mcp, opts...)
+
+	mux := http.NewServeMux()
+	mux.Handle(cfg.Endpoint, t.endpoint(t.mcpHTTP))
+	mux.HandleFunc("/healthz", t.healthz)
+	mux.HandleFunc("/readyz", t.readyz)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeRPCError(w, http.StatusNotFound, nil, mcp.INVALID_REQUEST, "not found: the MCP endpoint is "+cfg.Endpoint)
+	})
+	t.srv = &http.Server{
+		Handler:           t.policy.checkHostOrigin(mux, s.log),
+		TLSConfig:         tlsCfg,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(httpErrorLog{s.log}, "", 0),
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		t.mcpHTTP.Shutdown(context.Background()) //nolint:errcheck // stops its sweeper
+		return nil, session.ErrClosed
+	case s.httpT != nil:
+		t.mcpHTTP.Shutdown(context.Background()) //nolint:errcheck
+		return nil, errors.New("already serving HTTP")
+	}
+	s.httpT = t
+	return t, nil
+}
+
+// shutdown stops the transport gracefully, once: new sessions are refused,
+// the listener closes, every session's browser is closed in parallel, open
+// streams end, and requests in flight get a bounded time to finish.
+func (t *httpTransport) shutdown() error {
+	t.shutdownOnce.Do(func() {
+		defer close(t.shutdownDone)
+		close(t.draining)
+		start := time.Now()
+		log := t.s.log
+		log.Info().Int("sessions", t.reg.Stats().Active).Msg("HTTP shutdown: closing sessions")
+		drainCtx, cancelDrain := context.WithTimeout(context.Background(), httpDrainTimeout)
+		defer cancelDrain()
+		drained := make(chan error, 1)
+		go func() { drained <- t.srv.Shutdown(drainCtx) }()
+
+		var errs []error
+		sctx, cancel := context.WithTimeout(context.Background(), sessionCloseTimeout)
+		errs = append(errs, t.reg.Shutdown(sctx))
+		cancel()
+		if t.shared != nil {
+			errs = append(errs, t.shared.Close())
+		}
+		// Ends open GET streams and stops mcp-go's idle sweeper.
+		_ = t.mcpHTTP.Shutdown(drainCtx)
+		if err := <-drained; err != nil {
+			log.Warn().Err(err).Msg("HTTP shutdown: requests still in flight; closing their connections")
+			_ = t.srv.Close()
+		}
+		t.shutdownErr = errors.Join(errs...)
+		log.Info().Int64("ms", time.Since(start).Milliseconds()).Msg("HTTP shutdown done")
+	})
+	<-t.shutdownDone
+	return t.shutdownErr
+}
+
+// sessionFor finds the browser session of the MCP session a tool call
+// belongs to.
+func (t *httpTransport) sessionFor(ctx context.Context) (*session.Session, error) {
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil || cs.SessionID() == "" {
+		return nil, fmt.Errorf("browser tools need an MCP session: initialize with protocol version %s (2026-07-28 has no sessions, so no browser of your own)",
+			strings.Join(HTTPProtocolVersions(), ", "))
+	}
+	sess, err := t.reg.Get(cs.SessionID())
+	if err != nil {
+		return nil, fmt.Errorf("this MCP session has ended (closed, idle too long, or the server is stopping); start a new one: %w", session.ErrClosed)
+	}
+	return sess, nil
+}
+
+// healthz reports liveness, like the bridge: status, version, transport and
+// uptime.
+func (t *httpTransport) healthz(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":    "ok",
+		"version":   Version,
+		"transport": config.TransportHTTP,
+		"uptimeMs":  time.Since(t.started).Milliseconds(),
+	})
+}
+
+// readyz reports whether a new session would be accepted: 503 when every
+// slot is taken or the server is shutting down.
+func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
+		return
+	}
+	st := t.reg.Stats()
+	status, code := "ready", http.StatusOK
+	select {
+	case <-t.draining:
+		status, code = "stopping", http.StatusServiceUnavailable
+	default:
+		if st.Available == 0 {
+			status, code = "full", http.StatusServiceUnavailable
+		}
+	}
+	writeJSON(w, code, map[string]any{
+		"status":    status,
+		"version":   Version,
+		"transport": config.TransportHTTP,
+		"uptimeMs":  time.Since(t.started).Milliseconds(),
+		"sessions":  st,
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeRPCError answers with a JSON-RPC error object (id null unless the
+// request's id is known), as the MCP transport allows for HTTP errors.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	writeJSON(w, status, map[string]any{
+		"jsonrpc": mcp.JSONRPC_VERSION,
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
 }

@@ -47,6 +47,7 @@ type Server struct {
 
 	mcp   *server.MCPServer
 	stdio *session.Session
+	httpT *httpTransport // set while serving Streamable HTTP
 
 	mu     sync.Mutex
 	closed bool
@@ -181,6 +182,9 @@ func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 	if s.closed {
 		return nil, session.ErrClosed
 	}
+	if s.httpT != nil {
+		return s.httpT.sessionFor(ctx)
+	}
 	if s.stdio == nil {
 		s.stdio = session.New("stdio", s.drv, s.sessionConfig())
 	}
@@ -225,8 +229,12 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	sess := s.stdio
+	ht := s.httpT
 	s.mu.Unlock()
 	var errs []error
+	if ht != nil {
+		errs = append(errs, ht.shutdown())
+	}
 	if sess != nil {
 		errs = append(errs, sess.Close())
 	}

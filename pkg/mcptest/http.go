@@ -1,0 +1,302 @@
+package mcptest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+)
+
+// HTTPOptions configure a test server serving Streamable HTTP. The helpers
+// always add --transport streamable-http and listen on port 0 of the
+// configured host (127.0.0.1 unless Args say otherwise).
+type HTTPOptions struct {
+	// Args are command-line flags for the server.
+	Args []string
+	// Env is added to the environment of a StartHTTPBinary server.
+	Env []string
+	// Config is used by StartHTTP instead of parsing Args.
+	Config *config.Config
+}
+
+// HTTPServer is a server serving Streamable HTTP for a test. It is stopped,
+// with its sessions and browsers, when the test ends.
+type HTTPServer struct {
+	// URL is the MCP endpoint, e.g. http://127.0.0.1:41234/mcp.
+	URL string
+	// Base is URL's scheme://host:port.
+	Base string
+	// Server is the in-process server (StartHTTP only).
+	Server *server.Server
+	// Stderr collects the server's log.
+	Stderr *SyncBuffer
+	// Pid is the server process (StartHTTPBinary only).
+	Pid int
+	// HTTPClient, if set, is the base client Connect uses (e.g. one that
+	// trusts a test certificate).
+	HTTPClient *http.Client
+
+	stopOnce sync.Once
+	stopErr  error
+	stop     func() error
+}
+
+// Stop shuts the server down gracefully and waits for it: SIGTERM for the
+// binary, cancelling ServeHTTP and closing the server in-process.
+func (h *HTTPServer) Stop() error {
+	h.stopOnce.Do(func() { h.stopErr = h.stop() })
+	return h.stopErr
+}
+
+// StartHTTP runs the server in this process over Streamable HTTP.
+func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
+	t.Helper()
+	var cfg config.Config
+	if o.Config != nil {
+		cfg = *o.Config
+	} else {
+		var err error
+		cfg, _, err = config.Load(o.Args, os.Getenv, nil)
+		if err != nil {
+			t.Fatalf("config: %v", err)
+		}
+	}
+	cfg.Transport = config.TransportHTTP
+	cfg.HTTP.Port = 0
+	stderr := &SyncBuffer{}
+	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true})
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.HTTP.Host, "0"))
+	if err != nil {
+		_ = s.Close()
+		t.Fatalf("listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeHTTPListener(ctx, ln) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.HTTPURL() == "" {
+		select {
+		case err := <-served:
+			cancel()
+			_ = s.Close()
+			t.Fatalf("serve HTTP: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("HTTP server did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h := &HTTPServer{URL: s.HTTPURL(), Server: s, Stderr: stderr}
+	h.Base = strings.TrimSuffix(h.URL, cfg.HTTP.Endpoint)
+	h.stop = func() error {
+		cancel()
+		err := <-served
+		return errors.Join(err, s.Close())
+	}
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Logf("stop server: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", tail(stderr.String(), 8000))
+		}
+	})
+	return h
+}
+
+// StartHTTPBinary runs the server binary over Streamable HTTP on port 0 and
+// learns its address from the "serving MCP over streamable HTTP" log line.
+func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
+	t.Helper()
+	stderr := &SyncBuffer{}
+	args := append([]string{"--transport", "streamable-http", "--port", "0"}, o.Args...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Stderr = stderr
+	setPdeathsig(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	h := &HTTPServer{Stderr: stderr, Pid: cmd.Process.Pid}
+	h.stop = func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			return errors.New("server did not exit within 30s of SIGTERM; killed")
+		}
+	}
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Logf("stop server: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", tail(stderr.String(), 8000))
+		}
+	})
+	deadline := time.After(30 * time.Second)
+	for h.URL == "" {
+		h.URL = listenURL(stderr.String())
+		if h.URL != "" {
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("server exited before serving: %v\n%s", err, stderr.String())
+		case <-deadline:
+			t.Fatalf("server did not log its URL in 30s:\n%s", stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if u, err := url.Parse(h.URL); err == nil {
+		h.Base = u.Scheme + "://" + u.Host
+	}
+	return h
+}
+
+// listenURL finds the endpoint URL in the server's JSON log.
+func listenURL(log string) string {
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l struct {
+			Message string `json:"message"`
+			URL     string `json:"url"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Message == "serving MCP over streamable HTTP" {
+			return l.URL
+		}
+	}
+	return ""
+}
+
+// Negotiate, as ConnectOptions.ProtocolVersion, lets mcp-go's client pick
+// its protocol (2026-07-28 first, falling back to initialize).
+const Negotiate = "negotiate"
+
+// ConnectOptions configure an HTTP client.
+type ConnectOptions struct {
+	// Token is sent as a Bearer token on every request (DELETE included).
+	Token string
+	// ProtocolVersion pins the client; empty means 2025-11-25 (a session
+	// revision); Negotiate means mcp-go's default negotiation.
+	ProtocolVersion string
+	// Timeout bounds start and initialize. If zero, 30s.
+	Timeout time.Duration
+}
+
+// HTTPClient is an initialized MCP client over Streamable HTTP.
+type HTTPClient struct {
+	*Client
+	// SessionID is the Mcp-Session-Id the server assigned.
+	SessionID string
+	// Transport is the client's transport.
+	Transport *transport.StreamableHTTP
+}
+
+// bearer adds a token to every request: mcp-go's header options are not
+// applied to the DELETE that ends a session.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// TryConnect starts and initializes a client, returning the error instead of
+// failing the test. The caller closes the client.
+func (h *HTTPServer) TryConnect(o ConnectOptions) (*HTTPClient, error) {
+	base := h.HTTPClient
+	if base == nil {
+		base = &http.Client{}
+	}
+	hc := *base
+	if hc.Transport == nil {
+		hc.Transport = http.DefaultTransport
+	}
+	if o.Token != "" {
+		hc.Transport = bearer{token: o.Token, next: hc.Transport}
+	}
+	tr, err := transport.NewStreamableHTTP(h.URL, transport.WithHTTPBasicClient(&hc))
+	if err != nil {
+		return nil, err
+	}
+	version := o.ProtocolVersion
+	if version == "" {
+		version = mcp.ProtocolVersion20251125
+	}
+	var copts []client.ClientOption
+	if version != Negotiate {
+		copts = append(copts, client.WithProtocolVersion(version))
+	}
+	c := client.NewClient(tr, copts...)
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	req := mcp.InitializeRequest{}
+	if version != Negotiate {
+		req.Params.ProtocolVersion = version
+	}
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "1"}
+	init, err := c.Initialize(ctx, req)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	tc := &Client{Client: c, Init: init, InitDuration: time.Since(start), Stderr: h.Stderr, closeFn: c.Close}
+	return &HTTPClient{Client: tc, SessionID: tr.GetSessionId(), Transport: tr}, nil
+}
+
+// Connect is TryConnect that fails the test on error and closes the client
+// (ending its session with DELETE) when the test ends.
+func (h *HTTPServer) Connect(t testing.TB, o ConnectOptions) *HTTPClient {
+	t.Helper()
+	c, err := h.TryConnect(o)
+	if err != nil {
+		t.Fatalf("connect %s: %v", h.URL, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// String describes the server for test logs.
+func (h *HTTPServer) String() string { return fmt.Sprintf("%s (pid %d)", h.URL, h.Pid) }

@@ -1,0 +1,317 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+var (
+	// ErrNotFound means no live session has that key.
+	ErrNotFound = errors.New("session not found")
+	// ErrFull means every session slot is taken.
+	ErrFull = errors.New("session limit reached")
+	// ErrPrincipal means the session exists but belongs to another principal.
+	// Callers should answer as for ErrNotFound, so that a session's existence
+	// is not revealed to anyone else.
+	ErrPrincipal = errors.New("session belongs to another principal")
+)
+
+// RegistryOptions configure a Registry.
+type RegistryOptions struct {
+	// Max caps live sessions plus reservations. If zero, 32.
+	Max int
+	// New makes the session for a handle. Its browser is launched on first
+	// use. Required.
+	New func(handle string) *Session
+	// Backend stores the sessions' metadata. If nil, a MemoryBackend.
+	Backend Backend
+	// Isolation is recorded in each session's metadata.
+	Isolation string
+	// Log receives session open/close logs; the zero value discards them.
+	Log zerolog.Logger
+}
+
+// Registry holds the live sessions of a multi-session transport, keyed by
+// the transport's session key (the MCP session ID). Each session gets a
+// separate handle (Session.ID) that is safe to log and to store in a
+// backend. The registry enforces the session cap at reservation time, so a
+// flood of new sessions is refused at once rather than queued.
+//
+// A Registry is safe for concurrent use.
+type Registry struct {
+	opts    RegistryOptions
+	backend Backend
+	log     zerolog.Logger
+
+	mu      sync.Mutex
+	byKey   map[string]*entry
+	pending int
+	closed  bool
+}
+
+type entry struct {
+	key       string
+	principal string
+	sess      *Session
+	meta      Metadata
+	lastPut   time.Time
+	closing   bool
+	done      chan struct{} // closed when the session is closed
+}
+
+// Stats are the registry's counters, as /readyz reports them.
+type Stats struct {
+	// Active counts sessions, including those being closed.
+	Active int `json:"active"`
+	// Pending counts reserved slots whose session is being set up.
+	Pending int `json:"pending"`
+	// Max is the cap on Active+Pending.
+	Max int `json:"max"`
+	// Available is Max-Active-Pending.
+	Available int `json:"available"`
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(o RegistryOptions) *Registry {
+	if o.Max <= 0 {
+		o.Max = 32
+	}
+	b := o.Backend
+	if b == nil {
+		b = NewMemoryBackend()
+	}
+	return &Registry{opts: o, backend: b, log: o.Log, byKey: map[string]*entry{}}
+}
+
+// Backend returns the metadata backend.
+func (r *Registry) Backend() Backend { return r.backend }
+
+// Stats returns the current counters.
+func (r *Registry) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.statsLocked()
+}
+
+func (r *Registry) statsLocked() Stats {
+	st := Stats{Active: len(r.byKey), Pending: r.pending, Max: r.opts.Max}
+	st.Available = max(st.Max-st.Active-st.Pending, 0)
+	if r.closed {
+		st.Available = 0
+	}
+	return st
+}
+
+// Reservation is a session slot held while a new session is set up. Activate
+// turns it into a session; Release gives the slot back. Exactly one of them
+// takes effect.
+type Reservation struct {
+	r    *Registry
+	mu   sync.Mutex
+	used bool
+}
+
+// Reserve takes a session slot, or fails with ErrFull when none is free and
+// with ErrClosed after Shutdown.
+func (r *Registry) Reserve() (*Reservation, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	if r.statsLocked().Available == 0 {
+		return nil, ErrFull
+	}
+	r.pending++
+	return &Reservation{r: r}, nil
+}
+
+// Release gives the slot back unless the reservation was activated.
+func (res *Reservation) Release() {
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	if res.used {
+		return
+	}
+	res.used = true
+	res.r.mu.Lock()
+	res.r.pending--
+	res.r.mu.Unlock()
+}
+
+// Activate creates the session for key in the reserved slot, bound to
+// principal. It fails if the reservation was already used, the key is taken
+// or the registry is shut down; the slot is given back in every failure.
+func (res *Reservation) Activate(key, principal string) (*Session, error) {
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	if res.used {
+		return nil, errors.New("reservation already used")
+	}
+	res.used = true
+	r := res.r
+	handle := newHandle()
+	now := time.Now()
+	e := &entry{
+		key: key, principal: principal, done: make(chan struct{}),
+		meta: Metadata{ID: handle, Created: now, LastSeen: now, Principal: principal, Isolation: r.opts.Isolation},
+	}
+	r.mu.Lock()
+	r.pending--
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return nil, ErrClosed
+	case key == "" || r.byKey[key] != nil:
+		r.mu.Unlock()
+		return nil, fmt.Errorf("session key %q unusable", redactKey(key))
+	}
+	e.sess = r.opts.New(handle)
+	r.byKey[key] = e
+	e.lastPut = now
+	meta := e.meta
+	r.mu.Unlock()
+
+	e.sess.OnGeneration(func(g *Generation) { r.update(e, func(m *Metadata) { m.Generations = g.N }, true) })
+	if err := r.backend.Put(context.Background(), meta); err != nil {
+		r.log.Warn().Err(err).Str("session", handle).Msg("session backend: put")
+	}
+	r.log.Info().Str("session", handle).Str("principal", principal).Str("isolation", r.opts.Isolation).Msg("session opened")
+	return e.sess, nil
+}
+
+// update changes an entry's metadata and stores it; unless force, at most
+// once a second (LastSeen changes on every request).
+func (r *Registry) update(e *entry, fn func(*Metadata), force bool) {
+	r.mu.Lock()
+	fn(&e.meta)
+	now := time.Now()
+	if e.closing || (!force && now.Sub(e.lastPut) < time.Second) {
+		r.mu.Unlock()
+		return
+	}
+	e.lastPut = now
+	meta := e.meta
+	r.mu.Unlock()
+	if err := r.backend.Put(context.Background(), meta); err != nil {
+		r.log.Warn().Err(err).Str("session", meta.ID).Msg("session backend: put")
+	}
+}
+
+// Lookup returns the live session for key if principal owns it, and marks
+// it seen. It fails with ErrNotFound or ErrPrincipal.
+func (r *Registry) Lookup(key, principal string) (*Session, error) {
+	r.mu.Lock()
+	e := r.byKey[key]
+	if e == nil || e.closing {
+		r.mu.Unlock()
+		return nil, ErrNotFound
+	}
+	if e.principal != principal {
+		r.mu.Unlock()
+		return nil, ErrPrincipal
+	}
+	r.mu.Unlock()
+	r.update(e, func(m *Metadata) { m.LastSeen = time.Now() }, false)
+	return e.sess, nil
+}
+
+// Get returns the live session for key, whoever owns it (the transport has
+// already checked the caller), or ErrNotFound.
+func (r *Registry) Get(key string) (*Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.byKey[key]; e != nil && !e.closing {
+		return e.sess, nil
+	}
+	return nil, ErrNotFound
+}
+
+// Has reports whether key names a live session.
+func (r *Registry) Has(key string) bool {
+	_, err := r.Get(key)
+	return err == nil
+}
+
+// Close ends the session for key: it stops being found at once, then its
+// browser is closed (temporary profile removed) and its slot freed. Close
+// waits for that, also when another Close of the same key is under way.
+// Closing an unknown key does nothing.
+func (r *Registry) Close(key string) error {
+	r.mu.Lock()
+	e := r.byKey[key]
+	if e == nil {
+		r.mu.Unlock()
+		return nil
+	}
+	if e.closing {
+		r.mu.Unlock()
+		<-e.done
+		return nil
+	}
+	e.closing = true
+	meta := e.meta
+	r.mu.Unlock()
+
+	start := time.Now()
+	err := e.sess.Close()
+	r.mu.Lock()
+	delete(r.byKey, key)
+	r.mu.Unlock()
+	close(e.done)
+	if berr := r.backend.Delete(context.Background(), meta.ID); berr != nil {
+		r.log.Warn().Err(berr).Str("session", meta.ID).Msg("session backend: delete")
+	}
+	r.log.Info().Str("session", meta.ID).Int("generations", meta.Generations).
+		Dur("age", time.Since(meta.Created)).Dur("idle", time.Since(meta.LastSeen)).
+		Int64("ms", time.Since(start).Milliseconds()).Msg("session closed")
+	return err
+}
+
+// Shutdown stops admission (Reserve fails with ErrClosed) and closes every
+// session in parallel, waiting until they are closed or ctx ends.
+func (r *Registry) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	keys := make([]string, 0, len(r.byKey))
+	for k := range r.byKey {
+		keys = append(keys, k)
+	}
+	r.mu.Unlock()
+	errs := make(chan error, len(keys))
+	for _, k := range keys {
+		go func() { errs <- r.Close(k) }()
+	}
+	var all []error
+	for range keys {
+		select {
+		case err := <-errs:
+			all = append(all, err)
+		case <-ctx.Done():
+			return fmt.Errorf("close sessions: %w", ctx.Err())
+		}
+	}
+	return errors.Join(all...)
+}
+
+func newHandle() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "s-" + hex.EncodeToString(b[:])
+}
+
+// redactKey shortens a session key for messages: enough to tell keys
+// apart, not enough to use one.
+func redactKey(key string) string {
+	if len(key) > 20 {
+		return key[:20] + "…"
+	}
+	return key
+}

@@ -1,0 +1,324 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+)
+
+// SharedBrowser is one browser process shared by the sessions of a process
+// in "context" isolation: each session's generation is a fresh
+// BrowserContext in it (its own cookies, storage and cache; no profile on
+// disk), instead of a browser of its own. It trades isolation for density:
+// the sessions share one process, one fingerprint seed and one crash.
+//
+// The browser is launched on first use. When it is lost, every context in it
+// is lost with it (so every session's generation), and the next NewContext
+// launches a replacement, one launch shared by concurrent callers.
+//
+// A SharedBrowser is safe for concurrent use.
+type SharedBrowser struct {
+	drv    *driver.Driver
+	cfg    Config
+	log    zerolog.Logger
+	marker string
+
+	mu     sync.Mutex
+	cur    *sharedProc
+	flight *sharedFlight
+	n      int
+	closed bool
+}
+
+// sharedProc is one launched shared browser.
+type sharedProc struct {
+	n        int
+	browser  playwright.Browser
+	profile  string // the user data dir Playwright made for it, if found
+	lost     chan struct{}
+	lostOnce sync.Once
+	dispOnce sync.Once
+}
+
+type sharedFlight struct {
+	done chan struct{}
+	p    *sharedProc
+	err  error
+}
+
+// NewSharedBrowser returns a shared browser launched with cfg (binary,
+// headless, sandbox, extra args, fingerprint seed) on first use.
+// cfg.UserDataDir is not used: contexts keep nothing on disk.
+func NewSharedBrowser(drv *driver.Driver, cfg Config) *SharedBrowser {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &SharedBrowser{drv: drv, cfg: cfg, log: cfg.Log.With().Str("browser", "shared").Logger(), marker: hex.EncodeToString(b[:])}
+}
+
+func (p *sharedProc) isLost() bool {
+	select {
+	case <-p.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *sharedProc) markLost() { p.lostOnce.Do(func() { close(p.lost) }) }
+
+// current returns the live shared browser, launching one if needed.
+func (b *SharedBrowser) current(ctx context.Context) (*sharedProc, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if b.cur != nil && !b.cur.isLost() && !b.cur.browser.IsConnected() {
+		// Gone, but the Disconnected event has not run yet.
+		b.cur.markLost()
+	}
+	if b.cur != nil && !b.cur.isLost() {
+		p := b.cur
+		b.mu.Unlock()
+		return p, nil
+	}
+	f := b.flight
+	if f == nil {
+		f = &sharedFlight{done: make(chan struct{})}
+		b.flight = f
+		old := b.cur
+		b.cur = nil
+		b.n++
+		go b.runLaunch(f, old, b.n)
+	}
+	b.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.p, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (b *SharedBrowser) runLaunch(f *sharedFlight, old *sharedProc, n int) {
+	if old != nil {
+		b.dispose(old)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.launchTimeout())
+	defer cancel()
+	p, err := b.launch(ctx, n)
+	b.mu.Lock()
+	if b.closed && p != nil {
+		b.mu.Unlock()
+		b.dispose(p)
+		p, err = nil, ErrClosed
+		b.mu.Lock()
+	}
+	b.cur = p
+	b.flight = nil
+	b.mu.Unlock()
+	f.p, f.err = p, err
+	close(f.done)
+}
+
+func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) {
+	pw, err := b.drv.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if b.cfg.ResolveBinary == nil {
+		return nil, errors.New("no browser binary configured")
+	}
+	bin, err := b.cfg.ResolveBinary(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find a browser: %w", err)
+	}
+	// The marker lets us find the process (and so the profile Playwright
+	// made for it) to make sure it is gone after Close. Chromium ignores
+	// switches it does not know.
+	marker := fmt.Sprintf("%s=%s-%d", sharedMarkerFlag, b.marker, n)
+	opts := playwright.BrowserTypeLaunchOptions{
+		ExecutablePath:    playwright.String(bin.BinaryPath),
+		Headless:          playwright.Bool(b.cfg.Headless),
+		Args:              append(b.cfg.Args(bin), marker),
+		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
+		Timeout:           playwright.Float(float64(b.cfg.launchTimeout().Milliseconds())),
+	}
+	start := time.Now()
+	type result struct {
+		br  playwright.Browser
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		br, err := pw.Chromium.Launch(opts)
+		ch <- result{br, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.br != nil {
+				_ = r.br.Close()
+			}
+		}()
+		return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("launch %s (%s browser from %s): %s", bin.BinaryPath, bin.Engine, bin.Source, launchFailure(r.err))
+	}
+	p := &sharedProc{n: n, browser: r.br, lost: make(chan struct{}), profile: markerProfile(marker)}
+	r.br.OnDisconnected(func(playwright.Browser) {
+		p.markLost()
+		b.log.Warn().Int("launch", n).Msg("shared browser lost")
+	})
+	b.log.Info().Int("launch", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("shared browser launched")
+	return p, nil
+}
+
+// dispose closes a shared browser and makes sure its processes and profile
+// are gone. Safe to call more than once.
+func (b *SharedBrowser) dispose(p *sharedProc) {
+	p.dispOnce.Do(func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = p.browser.Close()
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			b.log.Warn().Int("launch", p.n).Msg("shared browser close timed out; killing")
+		}
+		p.markLost()
+		if p.profile != "" {
+			killAndWait(p.profile, 5*time.Second)
+			if err := removeAllRetry(p.profile); err != nil {
+				b.log.Warn().Err(err).Msg("remove shared browser profile")
+			}
+		}
+		b.log.Info().Int("launch", p.n).Msg("shared browser disposed")
+	})
+}
+
+// NewContext returns a fresh BrowserContext in the shared browser, launching
+// or relaunching the browser first if needed. cfg supplies the context's
+// viewport.
+func (b *SharedBrowser) NewContext(ctx context.Context, cfg Config) (playwright.BrowserContext, error) {
+	bc, err := b.newContext(ctx, cfg)
+	if errors.Is(err, ErrBrowserGone) {
+		// The browser died under us (a session notices before the browser's
+		// own Disconnected event): relaunch once.
+		bc, err = b.newContext(ctx, cfg)
+	}
+	return bc, err
+}
+
+func (b *SharedBrowser) newContext(ctx context.Context, cfg Config) (playwright.BrowserContext, error) {
+	p, err := b.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := playwright.BrowserNewContextOptions{AcceptDownloads: playwright.Bool(true)}
+	if cfg.Viewport != nil {
+		opts.Viewport = cfg.Viewport
+	}
+	type result struct {
+		bc  playwright.BrowserContext
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		bc, err := p.browser.NewContext(opts)
+		ch <- result{bc, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			if p.isLost() || !p.browser.IsConnected() {
+				p.markLost()
+				return nil, fmt.Errorf("new browser context: %w", ErrBrowserGone)
+			}
+			return nil, fmt.Errorf("new browser context: %w", r.err)
+		}
+		return r.bc, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.bc != nil {
+				_ = r.bc.Close()
+			}
+		}()
+		return nil, fmt.Errorf("new browser context: %w", ctx.Err())
+	}
+}
+
+// PIDs lists the processes of the current shared browser (none before the
+// first launch or after Close).
+func (b *SharedBrowser) PIDs() []int {
+	b.mu.Lock()
+	p := b.cur
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return ProfilePIDs(p.profile)
+}
+
+// ProfileDir is the current shared browser's user data directory (made and
+// removed by Playwright), or "" when none is running or it is unknown.
+func (b *SharedBrowser) ProfileDir() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil {
+		return ""
+	}
+	return b.cur.profile
+}
+
+// Close disposes of the shared browser and waits until its processes are
+// gone. Contexts still open in it are lost. Later calls fail with ErrClosed.
+func (b *SharedBrowser) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	f := b.flight
+	b.mu.Unlock()
+	if f != nil {
+		<-f.done
+	}
+	b.mu.Lock()
+	p := b.cur
+	b.cur = nil
+	b.mu.Unlock()
+	if p != nil {
+		b.dispose(p)
+	}
+	return nil
+}
+
+// launchShared makes a generation that is a new context in cfg.Shared.
+func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) {
+	start := time.Now()
+	bc, err := s.cfg.Shared.NewContext(ctx, s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	// No profile directory: disposing the generation closes the context only.
+	g := newGeneration(s, n, bc, "", false)
+	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Msg("browser context opened in the shared browser")
+	return g, nil
+}
