@@ -1,10 +1,53 @@
 package tools
 
-// addDiff sets the Snapshot section after an action.
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
+)
+
+// Budgets for the Snapshot section of action responses.
+const (
+	// diffBudget bounds a diff after an action.
+	diffBudget = 6000
+	// fullBudget bounds a whole-page snapshot inlined in an action response
+	// (navigate, or an action that replaced the page); browser_snapshot has
+	// no such bound unless asked.
+	fullBudget = 40000
+)
+
+// addDiff sets the Snapshot section after an action: what the action
+// changed, or the new page when it navigated.
 func (c *tabCall) addDiff() {
 	text, err := captureSnapshot(c.ctx, c.tab, snapshotRequest{})
 	if err != nil {
 		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
+		return
+	}
+	if c.before == "" || c.tab.LastNavSeq() != c.navBefore {
+		c.setFull(text)
+		return
+	}
+	// Focus moves with nearly every action; it is noise in a diff.
+	prev, err1 := snapshot.Parse(strings.ReplaceAll(c.before, " [active]", ""))
+	cur, err2 := snapshot.Parse(strings.ReplaceAll(text, " [active]", ""))
+	if err1 != nil || err2 != nil {
+		c.setFull(text)
+		return
+	}
+	d := snapshot.Diff(prev, cur, diffBudget)
+	if d.Unchanged {
+		c.resp.SetSnapshot("- No change in the page snapshot")
+		return
+	}
+	c.resp.SetSnapshot(fmt.Sprintf("- Changes (+ added, - removed; full page: browser_snapshot):\n%s", fence("diff", d.Text)))
+}
+
+// setFull inlines the whole snapshot, bounded.
+func (c *tabCall) setFull(text string) {
+	if cut, truncated := snapshot.Truncate(text, fullBudget); truncated {
+		c.resp.SetSnapshot(fence("yaml", cut) + fmt.Sprintf("\n- Snapshot cut at %d characters: browser_snapshot with query, interactive or maxChars shows the rest", fullBudget))
 		return
 	}
 	c.resp.SetSnapshot(fence("yaml", text))

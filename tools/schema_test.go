@@ -29,6 +29,23 @@ func TestUpstreamSchemasOnTheWire(t *testing.T) {
 		if wire.Description != u.Description {
 			t.Errorf("%s description differs", tool.Def.Name)
 		}
+		if extended[tool.Def.Name] {
+			// Upstream's properties, required list and strictness stay as
+			// they are; this server only adds properties.
+			var got, want map[string]any
+			json.Unmarshal(wire.InputSchema, &got)
+			json.Unmarshal(withoutDialect(u.InputSchema), &want)
+			gp, wp := got["properties"].(map[string]any), want["properties"].(map[string]any)
+			for k, v := range wp {
+				if canonV(t, gp[k]) != canonV(t, v) {
+					t.Errorf("%s: upstream property %s changed", tool.Def.Name, k)
+				}
+			}
+			if canonV(t, got["required"]) != canonV(t, want["required"]) || got["additionalProperties"] != want["additionalProperties"] {
+				t.Errorf("%s: required or additionalProperties changed", tool.Def.Name)
+			}
+			continue
+		}
 		if canon(t, wire.InputSchema) != canon(t, withoutDialect(u.InputSchema)) {
 			t.Errorf("%s schema on the wire differs:\n got %s\nwant %s", tool.Def.Name, wire.InputSchema, u.InputSchema)
 		}
@@ -59,6 +76,17 @@ func TestDefaultToolList(t *testing.T) {
 	if len(ours) > len(theirs) {
 		t.Errorf("default tools/list is %d chars, upstream's %d", len(ours), len(theirs))
 	}
+}
+
+// extended lists the upstream tools this server adds properties to.
+var extended = map[string]bool{"browser_snapshot": true}
+
+func canonV(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func canon(t *testing.T, b []byte) string {

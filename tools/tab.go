@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 // tabCall is the state of one call of a tool that works on the current tab.
@@ -27,6 +27,8 @@ type tabCall struct {
 	snapshot snapshotKind
 	// before is the tab's snapshot before the action, for the diff.
 	before string
+	// navBefore is the tab's navigation count before the action.
+	navBefore int
 }
 
 type snapshotKind int
@@ -77,6 +79,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 			}
 			if c.snapshot == snapDiff {
 				c.before = tab.LastSnapshot()
+				c.navBefore = tab.LastNavSeq()
 			}
 			if err := fn(c); err != nil {
 				if g.Lost() || errors.Is(err, session.ErrBrowserGone) {
@@ -118,7 +121,7 @@ func (c *tabCall) finish(o tabOpts) {
 		switch c.snapshot {
 		case snapFull:
 			if text, err := captureSnapshot(c.ctx, tab, snapshotRequest{}); err == nil {
-				c.resp.SetSnapshot(fence("yaml", text))
+				c.setFull(text)
 			} else {
 				c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 			}
@@ -205,11 +208,6 @@ func tabLines(g *session.Generation) []string {
 	return lines
 }
 
-var refRE = regexp.MustCompile(`^(f\d+)?e\d+$`)
-
-// IsRef reports whether target is a snapshot ref like e12 or f1e3.
-func IsRef(target string) bool { return refRE.MatchString(target) }
-
 // locate turns a target (a ref from the last snapshot, or a selector) into a
 // locator, failing fast when it matches nothing.
 func (c *tabCall) locate(target string) (playwright.Locator, error) {
@@ -218,7 +216,8 @@ func (c *tabCall) locate(target string) (playwright.Locator, error) {
 		return nil, errors.New("target is empty: pass a ref from the last snapshot (e.g. e12) or a selector")
 	}
 	page := c.tab.Page
-	if IsRef(target) {
+	switch snapshot.ClassifyRef(target) {
+	case snapshot.RefAI:
 		loc := page.Locator("aria-ref=" + target)
 		if n, err := loc.Count(); err == nil && n > 0 {
 			return loc, nil
@@ -230,6 +229,10 @@ func (c *tabCall) locate(target string) (playwright.Locator, error) {
 			}
 		}
 		return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
+	case snapshot.RefRole:
+		return c.locateRole(target)
+	case snapshot.RefARIA:
+		return c.locateARIA(target)
 	}
 	loc := page.Locator(target)
 	n, err := loc.Count()

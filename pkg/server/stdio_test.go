@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -97,8 +98,8 @@ func TestStdioBinaryEndToEnd(t *testing.T) {
 			if len(tool.RawInputSchema) > 0 {
 				b = tool.RawInputSchema
 			}
-			if !jsonEqual(t, b, want) {
-				t.Errorf("%s schema differs from upstream:\n got %s\nwant %s", name, b, want)
+			if msg := compatible(t, b, want); msg != "" {
+				t.Errorf("%s: %s", name, msg)
 			}
 		}
 	})
@@ -291,24 +292,38 @@ func loadUpstreamSchemas(t *testing.T) map[string]json.RawMessage {
 	return m
 }
 
-// jsonEqual compares two schemas as a client sees them: mcp-go's client
-// keeps neither "$schema" nor an absent "required" apart from an empty one.
-// (The exact wire bytes are checked in the tools package.)
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	var x, y map[string]any
-	if err := json.Unmarshal(a, &x); err != nil {
+// compatible checks a listed schema against upstream's as a client sees it:
+// every upstream property with the same type, enum and description, the same
+// required list and strictness. Extra properties are allowed (browser_snapshot
+// adds some); mcp-go's client keeps neither "$schema" nor an absent
+// "required" apart from an empty one. The wire bytes are checked in tools.
+func compatible(t *testing.T, gotRaw, wantRaw []byte) string {
+	var got, want map[string]any
+	if err := json.Unmarshal(gotRaw, &got); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &y); err != nil {
+	if err := json.Unmarshal(wantRaw, &want); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []map[string]any{x, y} {
-		delete(m, "$schema")
-		if r, ok := m["required"].([]any); ok && len(r) == 0 {
-			delete(m, "required")
+	gp, _ := got["properties"].(map[string]any)
+	wp, _ := want["properties"].(map[string]any)
+	for k, v := range wp {
+		a, _ := json.Marshal(gp[k])
+		b, _ := json.Marshal(v)
+		if string(a) != string(b) {
+			return fmt.Sprintf("property %s is %s, upstream %s", k, a, b)
 		}
 	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return string(xa) == string(ya)
+	req := func(m map[string]any) string {
+		r, _ := m["required"].([]any)
+		b, _ := json.Marshal(r)
+		return string(b)
+	}
+	if req(got) != req(want) && !(req(got) == "[]" && req(want) == "null") {
+		return fmt.Sprintf("required %s, upstream %s", req(got), req(want))
+	}
+	if got["additionalProperties"] != want["additionalProperties"] {
+		return "additionalProperties differs"
+	}
+	return ""
 }
