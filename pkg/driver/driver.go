@@ -204,30 +204,84 @@ func Install(ctx context.Context, o Options) (Info, error) {
 	return Check(ctx, o)
 }
 
-// Driver is the one running Playwright driver of a process. Start it early;
-// Get waits for it.
+// ErrStopped means the driver was closed; no new browser can be launched.
+var ErrStopped = errors.New("playwright driver stopped")
+
+// Driver is the Playwright driver of a process: one running driver shared by
+// every session. It is started once; only if its process dies (a crash, a
+// kill) does the next Get start a replacement, one start shared by every
+// concurrent caller. Start it early; Get waits for it.
+//
+// A Driver is safe for concurrent use.
 type Driver struct {
-	opts    Options
-	started time.Time
-	done    chan struct{}
+	opts        Options
+	autoInstall bool
+	first       *instance // the first start, for StartupTime
+
+	mu       sync.Mutex
+	cur      *instance
+	restarts int
+	closed   bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// instance is one start of the driver process.
+type instance struct {
+	restart bool          // a replacement for a driver that died
+	done    chan struct{} // closed when the start has finished
 	pw      *playwright.Playwright
 	err     error
 	elapsed time.Duration
-
-	closeOnce sync.Once
+	exited  chan struct{} // closed when the started process has exited
 }
 
 // Start launches the driver in the background, installing it first when
 // autoInstall is set and it is missing.
 func Start(o Options, autoInstall bool) *Driver {
-	o = o.Resolved()
-	d := &Driver{opts: o, started: time.Now(), done: make(chan struct{})}
-	go func() {
-		defer close(d.done)
-		d.pw, d.err = d.run(autoInstall)
-		d.elapsed = time.Since(d.started)
-	}()
+	d := &Driver{opts: o.Resolved(), autoInstall: autoInstall}
+	d.cur = d.start(false)
+	d.first = d.cur
 	return d
+}
+
+// start begins one start of the driver process in the background.
+func (d *Driver) start(restart bool) *instance {
+	inst := &instance{restart: restart, done: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		begun := time.Now()
+		pw, err := d.run(d.autoInstall && !restart)
+		inst.pw, inst.err, inst.elapsed = pw, err, time.Since(begun)
+		if err != nil {
+			close(inst.exited)
+		} else {
+			go watchExit(pw.Pid(), inst.exited)
+		}
+		close(inst.done)
+	}()
+	return inst
+}
+
+// ended reports whether inst can no longer serve: its process exited, or it
+// was a replacement that failed to start. A failed first start is final (the
+// driver is missing or broken: retrying would not help, and installing again
+// on every call would be slow).
+func (inst *instance) ended() bool {
+	select {
+	case <-inst.done:
+	default:
+		return false
+	}
+	if inst.err != nil {
+		return inst.restart
+	}
+	select {
+	case <-inst.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
@@ -251,50 +305,120 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 	return pw, nil
 }
 
-// Get waits until the driver runs and returns it.
+// current returns the instance to use, starting a replacement first when
+// the current one has ended.
+func (d *Driver) current() (*instance, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrStopped
+	}
+	if d.cur.ended() {
+		d.restarts++
+		d.cur = d.start(true)
+	}
+	return d.cur, nil
+}
+
+// Get waits until the driver runs and returns it. If the driver process has
+// died since, Get starts a new one first (see [Driver]); browsers of the
+// dead driver are gone with it (see Exited).
 func (d *Driver) Get(ctx context.Context) (*playwright.Playwright, error) {
+	inst, err := d.current()
+	if err != nil {
+		return nil, err
+	}
 	select {
-	case <-d.done:
-		return d.pw, d.err
+	case <-inst.done:
+		return inst.pw, inst.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the playwright driver: %w", ctx.Err())
 	}
 }
 
+// closedCh is returned by Exited for a driver that is not running.
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Exited returns a channel closed when the driver process running pw has
+// exited (crashed, killed or stopped by Close). Every browser launched
+// through pw is out of reach from then on. For a pw this Driver did not
+// return from its current start, the channel is already closed.
+func (d *Driver) Exited(pw *playwright.Playwright) <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-d.cur.done:
+		if pw != nil && d.cur.pw == pw {
+			return d.cur.exited
+		}
+	default:
+	}
+	return closedCh
+}
+
 // Ready reports whether the driver finished starting, and its error if any.
 func (d *Driver) Ready() (bool, error) {
+	d.mu.Lock()
+	inst := d.cur
+	d.mu.Unlock()
 	select {
-	case <-d.done:
-		return true, d.err
+	case <-inst.done:
+		return true, inst.err
 	default:
 		return false, nil
 	}
 }
 
-// StartupTime is how long the driver took to start (zero until it has).
+// StartupTime is how long the first start of the driver took (zero until it
+// has finished).
 func (d *Driver) StartupTime() time.Duration {
-	if ok, _ := d.Ready(); !ok {
+	select {
+	case <-d.first.done:
+		return d.first.elapsed
+	default:
 		return 0
 	}
-	return d.elapsed
 }
 
-// Pid is the driver's process id, or 0.
+// Restarts counts the replacements started after the driver process died.
+func (d *Driver) Restarts() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.restarts
+}
+
+// Pid is the current driver's process id, or 0.
 func (d *Driver) Pid() int {
-	if ok, err := d.Ready(); !ok || err != nil {
-		return 0
+	d.mu.Lock()
+	inst := d.cur
+	d.mu.Unlock()
+	select {
+	case <-inst.done:
+		if inst.err == nil {
+			return inst.pw.Pid()
+		}
+	default:
 	}
-	return d.pw.Pid()
+	return 0
 }
 
-// Close stops the driver process and waits for it.
+// Close stops the driver process and waits for it. Get fails with
+// ErrStopped afterwards.
 func (d *Driver) Close() error {
-	var err error
 	d.closeOnce.Do(func() {
-		<-d.done
-		if d.pw != nil {
-			err = d.pw.Stop()
+		d.mu.Lock()
+		d.closed = true
+		inst := d.cur
+		d.mu.Unlock()
+		<-inst.done
+		if inst.pw != nil {
+			select {
+			case <-inst.exited:
+				// Died on its own; playwright-go has already reaped it.
+			default:
+				d.closeErr = inst.pw.Stop()
+			}
 		}
 	})
-	return err
+	return d.closeErr
 }
