@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,16 @@ type Config struct {
 	// session's own with a temporary profile. If nil, the session launches
 	// its own browser.
 	Shared *SharedBrowser
+	// OutputDir is where downloads are saved, under names the server makes
+	// (never a path from the page). If empty, downloads are reported but not
+	// saved.
+	OutputDir string
+	// MaxDownloadBytes caps the bytes all of a session's downloads may take
+	// in OutputDir; a download that would pass it is refused and deleted.
+	// If zero, 256 MiB.
+	MaxDownloadBytes int64
+	// MaxDownloads caps the downloads a session may start. If zero, 100.
+	MaxDownloads int
 	// Log receives structured logs; the zero value discards them.
 	Log zerolog.Logger
 }
@@ -141,6 +152,11 @@ type Session struct {
 	inflight sync.WaitGroup
 	hooks    []func(*Generation)
 	lostHook []func(*Generation)
+	cdp      *CDP // set by EnableCDP before the first launch
+
+	// downloads are the session's downloads and its use of the limits
+	// (downloads.go).
+	downloads downloadLog
 }
 
 // New creates a session; its browser is launched on first use.
@@ -230,18 +246,7 @@ func (s *Session) runLaunch(f *launchFlight, old *Generation, n int) {
 	defer cancel()
 	g, err := s.launch(ctx, n)
 	if err == nil {
-		s.mu.Lock()
-		hooks := append([]func(*Generation){}, s.hooks...)
-		s.mu.Unlock()
-		for _, h := range hooks {
-			h(g)
-		}
-		if g.Lost() {
-			err = fmt.Errorf("generation %d: %w during start", n, ErrBrowserGone)
-		} else if herr := g.readyErr(); herr != nil {
-			err = herr
-		}
-		if err != nil {
+		if err = s.ready(ctx, g); err != nil {
 			g.dispose()
 			g = nil
 		}
@@ -258,6 +263,32 @@ func (s *Session) runLaunch(f *launchFlight, old *Generation, n int) {
 	s.mu.Unlock()
 	f.gen, f.err = g, err
 	close(f.done)
+}
+
+// ready runs the OnGeneration hooks on a just-launched generation, then, if
+// the session has a CDP endpoint, the ownership proof and the publication of
+// a new capability: the last step, so that nothing is published for a
+// generation that is refused.
+func (s *Session) ready(ctx context.Context, g *Generation) error {
+	s.mu.Lock()
+	hooks := append([]func(*Generation){}, s.hooks...)
+	c := s.cdp
+	s.mu.Unlock()
+	for _, h := range hooks {
+		h(g)
+	}
+	if g.Lost() {
+		return fmt.Errorf("generation %d: %w during start", g.N, ErrBrowserGone)
+	}
+	if err := g.readyErr(); err != nil {
+		return err
+	}
+	if c != nil {
+		if err := c.publish(ctx, g); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Do runs fn on the session's ready generation, launching or restarting the
@@ -279,7 +310,10 @@ func (s *Session) Do(ctx context.Context, fn func(ctx context.Context, g *Genera
 }
 
 // Close stops admission, disposes of the browser and removes temporary
-// profiles. It waits for the browser processes to be gone.
+// profiles. It waits for the browser processes to be gone. With a CDP
+// endpoint, cleanup runs in reverse reachability order: stop admission,
+// revoke the capability and close its proxied sockets, dispose of the
+// browser, close the proxy's listener, release the port lease.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -295,9 +329,18 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	g := s.gen
 	s.gen = nil
+	c := s.cdp
 	s.mu.Unlock()
+	if c != nil {
+		c.revoke()
+	}
 	if g != nil {
+		// Hooks first (e.g. save a running trace): the browser still answers.
+		g.runDisposers()
 		g.dispose()
+	}
+	if c != nil {
+		return c.close()
 	}
 	return nil
 }
@@ -310,6 +353,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	if err != nil {
 		return nil, err
 	}
+	driverExited := s.drv.Exited(pw)
 	if s.cfg.ResolveBinary == nil {
 		return nil, errors.New("no browser binary configured")
 	}
@@ -326,11 +370,24 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		}
 		temp = true
 	}
+	args := s.cfg.Args(bin)
+	if s.CDP() != nil {
+		// An internal loopback DevTools endpoint beside Playwright's pipe. A
+		// persistent profile may hold the file of an earlier run: remove it
+		// so the port read after the launch is this browser's.
+		args = dedupeArgs(append(args, internalDebuggingArgs...))
+		if err := os.Remove(filepath.Join(profile, "DevToolsActivePort")); err != nil && !os.IsNotExist(err) {
+			if temp {
+				_ = os.RemoveAll(profile)
+			}
+			return nil, fmt.Errorf("remove a stale DevToolsActivePort: %w", err)
+		}
+	}
 	start := time.Now()
 	opts := playwright.BrowserTypeLaunchPersistentContextOptions{
 		ExecutablePath:    playwright.String(bin.BinaryPath),
 		Headless:          playwright.Bool(s.cfg.Headless),
-		Args:              s.cfg.Args(bin),
+		Args:              args,
 		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
 		AcceptDownloads:   playwright.Bool(true),
 		Timeout:           playwright.Float(float64(s.cfg.launchTimeout().Milliseconds())),
@@ -369,15 +426,37 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		return nil, fmt.Errorf("launch %s (%s browser from %s): %s", bin.BinaryPath, bin.Engine, bin.Source, launchFailure(r.err))
 	}
 	g := newGeneration(s, n, r.bc, profile, temp)
+	go s.watchDriver(g, driverExited)
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("browser launched")
 	return g, nil
+}
+
+// watchDriver ends with g: if the Playwright driver that launched g exits
+// first, g's browser is out of reach, so g is lost, and it is disposed of at
+// once (its orphaned processes killed, its profile removed) rather than at
+// the next call. Nothing is relaunched here.
+func (s *Session) watchDriver(g *Generation, exited <-chan struct{}) {
+	select {
+	case <-g.LostCh():
+	case <-exited:
+		if !g.Lost() {
+			s.log.Warn().Int("generation", g.N).Msg("playwright driver exited")
+			g.markLost()
+			g.dispose()
+		}
+	}
 }
 
 func (s *Session) lost(g *Generation) {
 	s.mu.Lock()
 	hooks := append([]func(*Generation){}, s.lostHook...)
+	c := s.cdp
 	s.mu.Unlock()
 	s.log.Warn().Int("generation", g.N).Msg("browser lost")
+	if c != nil {
+		// First: a stale capability must not outlive the browser.
+		c.lost(g)
+	}
 	for _, h := range hooks {
 		h(g)
 	}
@@ -419,6 +498,8 @@ func (s *Session) Reset() {
 	s.gen = nil
 	s.mu.Unlock()
 	if g != nil {
+		// Hooks first (e.g. save a running trace): the browser still answers.
+		g.runDisposers()
 		g.dispose()
 	}
 }

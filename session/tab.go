@@ -70,9 +70,11 @@ type Tab struct {
 	closed    bool
 	snapshot  string // last AI snapshot text (for diffs)
 	snapshots map[string]any
-	lastNav   int // seq at the last main-frame navigation
-	reported  int // events up to this seq were already reported
-	pending   int // requests in flight
+	lastNav   int                        // seq at the last main-frame navigation
+	loadedNav int                        // lastNav when the load event last fired
+	reported  int                        // events up to this seq were already reported
+	inflight  map[playwright.Request]int // request → seq when it started
+	netAt     time.Time                  // last request start or end
 	waiters   []chan struct{}
 }
 
@@ -89,7 +91,7 @@ func cut(s string) string {
 }
 
 func newTab(g *Generation, p playwright.Page, id int) *Tab {
-	t := &Tab{Page: p, ID: id, g: g, snapshots: map[string]any{}}
+	t := &Tab{Page: p, ID: id, g: g, snapshots: map[string]any{}, inflight: map[playwright.Request]int{}}
 	p.OnClose(func(playwright.Page) {
 		t.mu.Lock()
 		t.closed = true
@@ -108,16 +110,23 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.addConsole("pageerror", err.Error())
 	})
 	p.OnDialog(func(d playwright.Dialog) {
+		if t.takeArmedDialog(d) {
+			return
+		}
 		desc := fmt.Sprintf("%q dialog with message %q", d.Type(), d.Message())
 		t.pushModal(&ModalState{Kind: "dialog", Description: desc, Dialog: d, ClearedBy: "browser_handle_dialog"})
 	})
 	p.OnFileChooser(func(fc playwright.FileChooser) {
+		if t.takeArmedChooser(fc) {
+			return
+		}
 		t.pushModal(&ModalState{Kind: "filechooser", Description: "File chooser", FileChooser: fc, ClearedBy: "browser_file_upload"})
 	})
 	p.OnRequest(func(r playwright.Request) {
 		t.mu.Lock()
 		t.seq++
-		t.pending++
+		t.inflight[r] = t.seq
+		t.netAt = time.Now()
 		e := &RequestEntry{Seq: t.seq, Method: r.Method(), URL: cut(r.URL()), Resource: r.ResourceType(), Request: r}
 		t.requests = append(t.requests, e)
 		if len(t.requests) > MaxRequests {
@@ -133,9 +142,8 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 			}
 		}
 		t.mu.Lock()
-		if t.pending > 0 {
-			t.pending--
-		}
+		delete(t.inflight, r)
+		t.netAt = time.Now()
 		for i := len(t.requests) - 1; i >= 0; i-- {
 			if t.requests[i].Request == r {
 				t.requests[i].Status = status
@@ -160,10 +168,19 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.mu.Lock()
 		t.seq++
 		t.lastNav = t.seq
+		// Requests of the old document may never report an end.
+		clear(t.inflight)
+		t.mu.Unlock()
+	})
+	p.OnLoad(func(playwright.Page) {
+		t.mu.Lock()
+		t.loadedNav = t.lastNav
 		t.mu.Unlock()
 	})
 	p.OnDownload(func(d playwright.Download) {
-		t.AddEvent(fmt.Sprintf("Downloading file %s", d.SuggestedFilename()))
+		// Saved into the output directory under a name of our own, within
+		// the session's limits (downloads.go).
+		g.s.captureDownload(t, d)
 	})
 	return t
 }
@@ -303,11 +320,28 @@ func (t *Tab) Requests() []RequestEntry {
 	return out
 }
 
-// PendingRequests is the number of requests in flight.
-func (t *Tab) PendingRequests() int {
+// PendingSince is the number of requests in flight that started after the
+// tab's event counter was at seq.
+func (t *Tab) PendingSince(seq int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.pending
+	n := 0
+	for _, s := range t.inflight {
+		if s > seq {
+			n++
+		}
+	}
+	return n
+}
+
+// NetQuietFor reports how long no request started or ended.
+func (t *Tab) NetQuietFor() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.netAt.IsZero() {
+		return time.Hour
+	}
+	return time.Since(t.netAt)
 }
 
 // Seq is the tab's event counter: it grows with every console message,
@@ -323,6 +357,13 @@ func (t *Tab) LastNavSeq() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.lastNav
+}
+
+// Loaded reports whether the load event fired for the current document.
+func (t *Tab) Loaded() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.loadedNav == t.lastNav
 }
 
 // Crashed reports whether the page crashed.

@@ -69,6 +69,28 @@ type DiffResult struct {
 //
 //	[...DIFF TRUNCATED - 12 lines (530 chars) not shown]
 func Diff(prev, cur *Tree, budget int) DiffResult {
+	return DiffWith(prev, cur, DiffOptions{Budget: budget})
+}
+
+// DiffOptions tune DiffWith for an agent's context window. The zero value is
+// Diff's behaviour without a budget.
+type DiffOptions struct {
+	// Budget bounds Text as in Diff; 0 means no bound.
+	Budget int
+	// Collapse, if > 0, prints at most Collapse children of an added node
+	// that has more than 2×Collapse children of one kind (a list's items, a
+	// table's rows: at least 4 in 5 share a role), and then one line
+	// "+ - … N more lines (M refs): snapshot target=<ref>" naming the node
+	// whose subtree holds them. 0 prints every line.
+	Collapse int
+	// RootNewOnly marks [new] only on the top line of an added subtree (its
+	// "+" lines are all new anyway), not on every line inside it.
+	RootNewOnly bool
+}
+
+// DiffWith is Diff with options.
+func DiffWith(prev, cur *Tree, o DiffOptions) DiffResult {
+	budget := o.Budget
 	if prev == nil {
 		prev = &Tree{}
 	}
@@ -77,6 +99,7 @@ func Diff(prev, cur *Tree, budget int) DiffResult {
 	}
 	np, nc := countNodes(prev.Roots), countNodes(cur.Roots)
 	d := &differ{
+		opts:       o,
 		prevByID:   make(map[string]*Node, np),
 		prevByPath: make(map[pathKey]*Node),
 		prevMatch:  make(map[*Node]*Node, min(np, nc)),
@@ -139,6 +162,7 @@ type curInfo struct {
 }
 
 type differ struct {
+	opts       DiffOptions
 	idMode     idMode
 	prevByID   map[string]*Node
 	prevByPath map[pathKey]*Node
@@ -314,10 +338,15 @@ func (d *differ) emit(nodes []*Node, parent *Node, depth int, inAdded bool) {
 			if isNew {
 				d.newRef++
 			}
-			d.addLine("+ ", depth, n, lineOpts{markNew: isNew})
+			d.addLine("+ ", depth, n, lineOpts{markNew: isNew && !(inAdded && d.opts.RootNewOnly)})
 			d.addProps("+ ", depth+1, n)
 			d.added += 1 + len(n.Props)
-			d.emit(n.Children, n, depth+1, true)
+			if c := d.opts.Collapse; c > 0 && len(n.Children) > 2*c && homogeneous(n.Children) {
+				d.emit(n.Children[:c], n, depth+1, true)
+				d.collapsed(n, n.Children[c:], depth+1)
+			} else {
+				d.emit(n.Children, n, depth+1, true)
+			}
 		case ci.status == statusChanged:
 			p := ci.prev
 			samePropsList := sameProps(n.Props, p.Props)
@@ -337,6 +366,56 @@ func (d *differ) emit(nodes []*Node, parent *Node, depth int, inAdded bool) {
 		}
 		d.emitRemoved(anchor{parent: parent, after: n}, depth)
 	}
+}
+
+// homogeneous reports whether at least 4 in 5 nodes share a role: a list
+// worth collapsing, not a form whose every field matters.
+func homogeneous(ns []*Node) bool {
+	count := map[string]int{}
+	top := 0
+	for _, n := range ns {
+		key := n.Role
+		if n.Kind != KindElement {
+			key = "\x00text"
+		}
+		count[key]++
+		top = max(top, count[key])
+	}
+	return top*5 >= len(ns)*4
+}
+
+// collapsed summarises the hidden children of an added node in one line.
+func (d *differ) collapsed(parent *Node, hidden []*Node, depth int) {
+	lineCount, refs := 0, 0
+	var walk func(ns []*Node)
+	walk = func(ns []*Node) {
+		for _, n := range ns {
+			lineCount += 1 + len(n.Props)
+			if n.Ref != "" {
+				refs++
+				if id := d.identity(n); id != "" && d.prevByID[id] == nil {
+					d.newRef++
+				}
+			}
+			walk(n.Children)
+		}
+	}
+	walk(hidden)
+	d.added += lineCount
+	d.buf = append(d.buf[:0], "+ "...)
+	d.buf = appendIndent(d.buf, depth)
+	d.buf = append(d.buf, "- … "...)
+	d.buf = append(d.buf, strconv.Itoa(len(hidden))...)
+	d.buf = append(d.buf, " more ("...)
+	d.buf = append(d.buf, lines(lineCount)...)
+	d.buf = append(d.buf, ", "...)
+	d.buf = append(d.buf, strconv.Itoa(refs)...)
+	d.buf = append(d.buf, " refs)"...)
+	if parent.Ref != "" {
+		d.buf = append(d.buf, ": snapshot target="...)
+		d.buf = append(d.buf, parent.Ref...)
+	}
+	d.lines = append(d.lines, string(d.buf))
 }
 
 func (d *differ) emitRemoved(a anchor, depth int) {

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -152,5 +153,37 @@ func TestDiffRoleIdentity(t *testing.T) {
 		"- - link \"Help\" [ref=r2]\n+ - link \"Help\" [ref=r3]"
 	if r.Text != want || r.NewRefs != 1 || r.Changed != 2 {
 		t.Errorf("Diff:\n%s\nwant:\n%s\n%+v", r.Text, want, r)
+	}
+}
+
+func TestDiffWithCollapse(t *testing.T) {
+	prev, _ := Parse("- main [ref=e1]:\n  - status [ref=e2]: none")
+	var b strings.Builder
+	b.WriteString("- main [ref=e1]:\n  - status [ref=e2]: 10 loaded\n  - list [ref=e3]:\n")
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&b, "    - listitem [ref=e%d]:\n      - button \"Open %d\" [ref=e%d]\n", 10+2*i, i, 11+2*i)
+	}
+	cur, _ := Parse(strings.TrimRight(b.String(), "\n"))
+	full := Diff(prev, cur, 0)
+	got := DiffWith(prev, cur, DiffOptions{Collapse: 2, RootNewOnly: true})
+	want := `  - main [ref=e1]:
+-   - status [ref=e2]: none
++   - status [ref=e2]: 10 loaded
++   - list [ref=e3] [new]:
++     - listitem [ref=e10]:
++       - button "Open 0" [ref=e11]
++     - listitem [ref=e12]:
++       - button "Open 1" [ref=e13]
++     - … 8 more (16 lines, 16 refs): snapshot target=e3`
+	if got.Text != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got.Text, want)
+	}
+	if got.Added != full.Added || got.NewRefs != full.NewRefs {
+		t.Fatalf("counts differ from the full diff: %+v vs %+v", got, full)
+	}
+	// Few children: nothing collapses.
+	small := DiffWith(prev, cur, DiffOptions{Collapse: 5})
+	if strings.Contains(small.Text, "more (") {
+		t.Fatalf("collapsed 10 children with Collapse 5:\n%s", small.Text)
 	}
 }

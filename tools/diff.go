@@ -15,6 +15,9 @@ const (
 	// (navigate, or an action that replaced the page); browser_snapshot has
 	// no such bound unless asked.
 	fullBudget = 40000
+	// diffCollapse: an added list of more than 2×diffCollapse items shows
+	// its first diffCollapse, then one line naming the ref that holds the rest.
+	diffCollapse = 5
 )
 
 // addDiff sets the Snapshot section after an action: what the action
@@ -36,7 +39,7 @@ func (c *tabCall) addDiff() {
 		c.setFull(text)
 		return
 	}
-	d := snapshot.Diff(prev, cur, diffBudget)
+	d := snapshot.DiffWith(prev, cur, snapshot.DiffOptions{Budget: diffBudget, Collapse: diffCollapse, RootNewOnly: true})
 	if d.Unchanged {
 		c.resp.SetSnapshot("- No change in the page snapshot")
 		return

@@ -49,7 +49,6 @@ func emulateMedia(c *tabCall) error {
 		return err
 	}
 	c.resp.Result("Media emulation updated")
-	c.frames()
 	return nil
 }
 
@@ -62,6 +61,5 @@ func resize(c *tabCall) error {
 		return err
 	}
 	c.resp.Result("Resized the viewport to %dx%d", int(w), int(h))
-	c.frames()
 	return nil
 }

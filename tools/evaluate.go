@@ -33,6 +33,7 @@ func evaluate(c *tabCall) error {
 			return err
 		}
 	}
+	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	type result struct {
 		v   any
 		err error
@@ -77,7 +78,7 @@ func evaluate(c *tabCall) error {
 		return nil
 	}
 	c.resp.ResultText(string(b))
-	c.settle(c.tab.LastNavSeq())
+	c.settle(nav, seq)
 	return nil
 }
 

@@ -113,7 +113,8 @@ func findInSnapshot(snap string, match func(string) bool, context int) string {
 		if !k {
 			continue
 		}
-		if prev >= 0 && i != prev+1 {
+		// Mark skipped siblings; a jump down the ancestor path needs no mark.
+		if prev >= 0 && i != prev+1 && indentOf(lines[i]) <= indentOf(lines[prev]) {
 			b.WriteString(strings.Repeat(" ", indentOf(lines[i])) + "# …\n")
 		}
 		b.WriteString(lines[i])

@@ -31,6 +31,7 @@ func interactTools() []*Tool {
 // otherwise waits, bounded, for what the action set off.
 func (c *tabCall) act(action func() error) error {
 	navBefore := c.tab.LastNavSeq()
+	seq := c.tab.Seq()
 	modal := c.tab.ModalOpened()
 	done := make(chan error, 1)
 	go func() { done <- safely(action) }()
@@ -46,46 +47,30 @@ func (c *tabCall) act(action func() error) error {
 	case <-c.ctx.Done():
 		return c.ctx.Err()
 	}
-	c.settle(navBefore)
+	c.settle(navBefore, seq)
 	return nil
 }
 
 // settle waits for what an action set off, each step bounded and none a
-// fixed sleep: a navigation it started (DOM ready, then briefly load), the
-// requests in flight, then two animation frames so handlers' DOM updates
-// have landed.
-func (c *tabCall) settle(navBefore int) {
-	page := c.tab.Page
-	deadline := time.Now().Add(2 * time.Second)
+// fixed sleep: a navigation it started (DOM ready, then load or a quiet
+// network), and the requests it started. Handlers' synchronous DOM updates
+// have landed when the action returns; the snapshot that follows runs after
+// the page's microtasks.
+func (c *tabCall) settle(navBefore, seq int) {
 	if c.tab.LastNavSeq() != navBefore {
-		_ = page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(5000)})
-		_ = page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(1500)})
-		deadline = time.Now().Add(1 * time.Second)
+		_ = c.tab.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(5000)})
+		waitLoaded(c.tab)
+		return
 	}
-	for c.tab.PendingRequests() > 0 && time.Now().Before(deadline) && len(c.tab.Modals()) == 0 {
+	deadline := time.Now().Add(2 * time.Second)
+	for c.tab.PendingSince(seq) > 0 && time.Now().Before(deadline) {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-c.tab.ModalOpened():
 			return
-		case <-time.After(15 * time.Millisecond):
+		case <-time.After(10 * time.Millisecond):
 		}
-	}
-	c.frames()
-}
-
-// frames waits two animation frames (bounded), unless a modal blocks the page.
-func (c *tabCall) frames() {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = c.tab.Page.Evaluate(`() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(0))))`)
-	}()
-	select {
-	case <-done:
-	case <-c.tab.ModalOpened():
-	case <-time.After(500 * time.Millisecond):
-	case <-c.ctx.Done():
 	}
 }
 

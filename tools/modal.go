@@ -15,6 +15,7 @@ func handleDialog(c *tabCall) error {
 	m := c.tab.Modals()[0]
 	d := m.Dialog
 	accept := c.args.Bool("accept", false)
+	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	var err error
 	if accept {
 		if c.args.Has("promptText") {
@@ -34,7 +35,7 @@ func handleDialog(c *tabCall) error {
 		verb = "Accepted"
 	}
 	c.resp.Result("%s the %s", verb, m.Description)
-	c.settle(c.tab.LastNavSeq())
+	c.settle(nav, seq)
 	return nil
 }
 
@@ -55,10 +56,11 @@ func fileUpload(c *tabCall) error {
 		c.resp.Result("Cancelled the file chooser")
 		return nil
 	}
+	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	if err := m.FileChooser.SetFiles(clean); err != nil {
 		return fmt.Errorf("set files: %w", err)
 	}
 	c.resp.Result("Uploaded %d file(s)", len(clean))
-	c.settle(c.tab.LastNavSeq())
+	c.settle(nav, seq)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -65,14 +64,12 @@ func navigate(c *tabCall) error {
 		c.snapshot = snapNone
 		return nil
 	}
-	resp, err := c.tab.Page.Goto(target, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+	resp, err := gotoPage(c.tab, target)
 	if err != nil {
 		c.resp.Error("Navigation to %s failed: %s", target, friendlyError(err))
 		c.snapshot = snapNone
 		return nil
 	}
-	// Give the page up to 5 s more to finish loading, like upstream.
-	_ = c.tab.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(float64((5 * time.Second).Milliseconds()))})
 	if resp != nil && resp.Status() >= 400 {
 		c.resp.Result("Navigated to %s (HTTP status %d)", target, resp.Status())
 	}
@@ -86,6 +83,8 @@ func navigateBack(c *tabCall) error {
 	}
 	if resp == nil {
 		c.resp.Result("There is no previous page in this tab's history")
+		return nil
 	}
+	waitLoaded(c.tab)
 	return nil
 }

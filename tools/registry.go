@@ -82,6 +82,17 @@ func families() []func() []*Tool {
 		emulateTools,
 		tabsTools,
 		infoTools,
+		// Opt-in families (--caps).
+		storageTools,
+		downloadsTools,
+		devtoolsTools,
+		actionsTools,
+		stateTools,
+		networkTools,
+		visionTools,
+		labelsTools,
+		pdfTools,
+		testingTools,
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/accessibility"
@@ -193,6 +195,9 @@ func snapshotCall(c *tabCall) error {
 			tree = filterTree(tree, a, 0)
 		}
 		text = tree.Render()
+		if mode != "ai" {
+			text = relativeURLs(text, c.tab.Page.URL())
+		}
 	}
 	stats := snapshot.TextStats(text)
 	if maxChars > 0 {
@@ -231,4 +236,14 @@ func filterTree(t *snapshot.Tree, a Args, depth int) *snapshot.Tree {
 		t = t.Query(q)
 	}
 	return t
+}
+
+// relativeURLs shortens same-origin link URLs in ARIA and Role snapshots
+// (Chromium reports them absolute) to paths, as the AI snapshot shows them.
+func relativeURLs(text, pageURL string) string {
+	u, err := url.Parse(pageURL)
+	if err != nil || u.Host == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, "/url: "+u.Scheme+"://"+u.Host+"/", "/url: /")
 }

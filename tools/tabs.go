@@ -42,7 +42,7 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 					resp.Error("%v", err)
 					break
 				}
-				if _, err := t.Page.Goto(target); err != nil {
+				if _, err := gotoPage(t, target); err != nil {
 					resp.Error("Navigation to %s failed: %s", target, friendlyError(err))
 				}
 			}

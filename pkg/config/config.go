@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
 )
 
 // Transports.
@@ -70,6 +72,11 @@ type Config struct {
 	TimeoutAction time.Duration
 	// TimeoutNavigation bounds navigations. Default 60s.
 	TimeoutNavigation time.Duration
+	// MaxDownloadBytes caps the bytes all of one session's downloads may take
+	// in OutputDir. Default 256 MiB.
+	MaxDownloadBytes int64
+	// MaxDownloads caps the downloads one session may start. Default 100.
+	MaxDownloads int
 
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string
@@ -150,6 +157,8 @@ func Default() Config {
 		OutputDir:         ".playwright-mcp",
 		TimeoutAction:     5 * time.Second,
 		TimeoutNavigation: 60 * time.Second,
+		MaxDownloadBytes:  256 << 20,
+		MaxDownloads:      100,
 		LogLevel:          "info",
 		HTTP: HTTP{
 			Host:           "127.0.0.1",
@@ -201,7 +210,7 @@ func (c Config) CapSet() map[string]bool {
 }
 
 // KnownCaps are the capability groups --caps accepts.
-var KnownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "snapshot", "core"}
+var KnownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "core"}
 
 // Validate checks the configuration and names the setting at fault.
 func (c Config) Validate() error {
@@ -228,6 +237,12 @@ func (c Config) Validate() error {
 	}
 	if c.TimeoutNavigation <= 0 {
 		bad("--timeout-navigation", c.TimeoutNavigation.Milliseconds(), "must be positive milliseconds")
+	}
+	if c.MaxDownloadBytes < 1 {
+		bad("--max-download-bytes", c.MaxDownloadBytes, "must be at least 1")
+	}
+	if c.MaxDownloads < 1 {
+		bad("--max-downloads", c.MaxDownloads, "must be at least 1")
 	}
 	if c.ViewportSize != "" {
 		if w, h, ok := c.Viewport(); !ok || w <= 0 || h <= 0 {
@@ -296,9 +311,16 @@ func (c Config) Validate() error {
 	if c.Transport == TransportHTTP && h.Isolation == "context" && c.CDP.Enabled {
 		bad("--http-isolation", h.Isolation, "a CDP endpoint on the shared browser would reach every session's pages: use --http-isolation=browser with --cdp-enabled")
 	}
-	if c.CDP.Enabled {
-		if c.CDP.PortRange == "" {
-			bad("--cdp-port-range", "", "required when --cdp-enabled")
+	if c.CDP.Enabled && c.CDP.PortRange == "" {
+		bad("--cdp-port-range", "", "required when --cdp-enabled")
+	}
+	// With a port range, HTTP sessions may enable CDP through initialize
+	// _meta even without --cdp-enabled: check the listener settings then too.
+	if c.CDP.Enabled || c.CDP.PortRange != "" {
+		if c.CDP.PortRange != "" {
+			if _, err := cdpproxy.ParsePortRange(c.CDP.PortRange); err != nil {
+				bad("--cdp-port-range", c.CDP.PortRange, strings.TrimPrefix(err.Error(), "cdpproxy: "))
+			}
 		}
 		if !isLoopback(c.CDP.Host) && !c.CDP.AllowRemote {
 			bad("--cdp-host", c.CDP.Host, "a non-loopback bind needs --cdp-allow-remote")
@@ -310,7 +332,30 @@ func (c Config) Validate() error {
 			bad("--cdp-advertised-scheme", s, "must be http or https")
 		}
 	}
+	for _, a := range c.ExtraArgs {
+		if why := reservedBrowserArg(a); why != "" {
+			bad("--extra-args", a, why)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// reservedBrowserArg says why a browser argument may not come from the user,
+// or "". Playwright drives the browser over --remote-debugging-pipe; the
+// managed CDP endpoint adds its own loopback port and publishes it only
+// through the capability proxy. A user port, address or pipe would expose an
+// unauthenticated debugger beside both, and --remote-allow-origins would let
+// web pages drive it.
+func reservedBrowserArg(arg string) string {
+	name := strings.ToLower(strings.TrimLeft(arg, "-"))
+	name, _, _ = strings.Cut(name, "=")
+	switch {
+	case strings.HasPrefix(name, "remote-debugging-"):
+		return "the browser's debugging endpoints are managed by the server (Playwright's pipe; --cdp-enabled for a CDP endpoint)"
+	case name == "remote-allow-origins":
+		return "would let web pages drive the browser's debugger; CDP clients reach it through --cdp-enabled"
+	}
+	return ""
 }
 
 func isLoopback(host string) bool {

@@ -154,6 +154,15 @@ func TestValidate(t *testing.T) {
 		{"endpoint reserved", func(c *Config) { c.HTTP.Endpoint = "/healthz" }, "--http-endpoint"},
 		{"cdp needs range", func(c *Config) { c.CDP.Enabled = true }, "--cdp-port-range"},
 		{"cdp remote", func(c *Config) { c.CDP.Enabled = true; c.CDP.PortRange = "9222"; c.CDP.Host = "10.0.0.1" }, "--cdp-allow-remote"},
+		{"cdp bad range", func(c *Config) { c.CDP.Enabled = true; c.CDP.PortRange = "9230-9222" }, "--cdp-port-range=9230-9222"},
+		{"cdp range checks host without enable", func(c *Config) { c.CDP.PortRange = "9222"; c.CDP.Host = "0.0.0.0"; c.CDP.AllowRemote = true }, "--cdp-advertised-host"},
+		{"cdp ok", func(c *Config) { c.CDP.Enabled = true; c.CDP.PortRange = "9222-9230" }, ""},
+		{"extra args debugging port", func(c *Config) { c.ExtraArgs = []string{"--remote-debugging-port=9222"} }, "--extra-args=--remote-debugging-port=9222"},
+		{"extra args debugging address", func(c *Config) { c.ExtraArgs = []string{"--lang=en", "--remote-debugging-address=0.0.0.0"} }, "--extra-args=--remote-debugging-address"},
+		{"extra args debugging pipe", func(c *Config) { c.ExtraArgs = []string{"--remote-debugging-pipe"} }, "managed by the server"},
+		{"extra args single dash", func(c *Config) { c.ExtraArgs = []string{"-Remote-Debugging-Port=1"} }, "--extra-args=-Remote-Debugging-Port=1"},
+		{"extra args allow origins", func(c *Config) { c.ExtraArgs = []string{"--remote-allow-origins=*"} }, "--extra-args=--remote-allow-origins=*"},
+		{"extra args ok", func(c *Config) { c.ExtraArgs = []string{"--lang=de", "--disable-gpu"} }, ""},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "--log-level=loud"},
 	}
 	for _, tc := range cases {

@@ -129,6 +129,15 @@ var settings = []setting{
 	{flags: []string{"allow-unrestricted-file-access"}, env: envs("ALLOW_UNRESTRICTED_FILE_ACCESS"), isBool: true, help: "allow file: URLs and uploads from any path", set: boolean(func(c *Config) *bool { return &c.AllowUnrestrictedFileAccess })},
 	{flags: []string{"timeout-action"}, env: envs("TIMEOUT_ACTION"), help: "action timeout in ms (default 5000)", set: millis(func(c *Config) *time.Duration { return &c.TimeoutAction })},
 	{flags: []string{"timeout-navigation"}, env: envs("TIMEOUT_NAVIGATION"), help: "navigation timeout in ms (default 60000)", set: millis(func(c *Config) *time.Duration { return &c.TimeoutNavigation })},
+	{flags: []string{"max-download-bytes"}, env: envs("MAX_DOWNLOAD_BYTES"), help: "bytes all of one session's downloads may take in the output dir (default 268435456)", set: func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		c.MaxDownloadBytes = n
+		return nil
+	}},
+	{flags: []string{"max-downloads"}, env: envs("MAX_DOWNLOADS"), help: "downloads one session may start (default 100)", set: integer(func(c *Config) *int { return &c.MaxDownloads })},
 	{flags: []string{"log-level"}, env: envs("LOG_LEVEL"), help: "debug, info, warn or error (logs go to stderr)", set: str(func(c *Config) *string { return &c.LogLevel })},
 
 	{flags: []string{"http-host", "host"}, env: envs("HTTP_HOST"), help: "HTTP bind address (default 127.0.0.1)", set: str(func(c *Config) *string { return &c.HTTP.Host })},

@@ -163,7 +163,17 @@ func (o Options) exportEnv() {
 	if o.Registry != "" {
 		os.Setenv("PLAYWRIGHT_GO_NPM_REGISTRY", o.Registry)
 	}
+	// The driver moves small protocol messages; V8's default young
+	// generation (16 MiB semi-spaces) mostly holds garbage between
+	// collections. A user's own NODE_OPTIONS wins.
+	if _, ok := os.LookupEnv("NODE_OPTIONS"); !ok {
+		os.Setenv("NODE_OPTIONS", DriverNodeOptions)
+	}
 }
+
+// DriverNodeOptions are the V8 flags the driver runs with unless
+// NODE_OPTIONS is set.
+const DriverNodeOptions = "--max-semi-space-size=1"
 
 func (o Options) runOptions() *playwright.RunOptions {
 	return &playwright.RunOptions{
@@ -298,6 +308,11 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		}
 	}
 	o.exportEnv()
+	if shim, err := versionShim(o); err == nil && shim != "" {
+		processEnv.Lock()
+		os.Setenv("PLAYWRIGHT_NODEJS_PATH", shim)
+		processEnv.Unlock()
+	}
 	pw, err := playwright.Run(o.runOptions())
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)

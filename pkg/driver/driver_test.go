@@ -3,10 +3,19 @@ package driver
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
 )
+
+// nodeFromEnv is PLAYWRIGHT_NODEJS_PATH as the test process got it.
+var nodeFromEnv = os.Getenv("PLAYWRIGHT_NODEJS_PATH")
 
 func fakeNode(t *testing.T, version string) string {
 	t.Helper()
@@ -69,5 +78,97 @@ func TestInstallFromUnreachableRegistry(t *testing.T) {
 	_, err := Install(t.Context(), Options{Dir: t.TempDir(), NodePath: fakeNode(t, "v20.0.0"), Registry: "http://127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "PLAYWRIGHT_GO_NPM_REGISTRY") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestRestartAfterDeath kills the running driver: Exited fires, and the next
+// Get starts one new driver shared by concurrent callers. Without a death,
+// Get never starts another.
+func TestRestartAfterDeath(t *testing.T) {
+	// Install and Start export PLAYWRIGHT_NODEJS_PATH; earlier tests leave a
+	// fake node there.
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
+	d := Start(Options{}, true)
+	defer d.Close()
+	pw1, err := d.Get(t.Context())
+	if err != nil {
+		t.Fatalf("the real driver is needed (`cloakbrowser-mcp install`): %v", err)
+	}
+	if again, _ := d.Get(t.Context()); again != pw1 || d.Restarts() != 0 {
+		t.Fatal("Get started a second driver while the first runs")
+	}
+	exited := d.Exited(pw1)
+	pid := d.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("driver death not noticed")
+	}
+	var wg sync.WaitGroup
+	got := make([]*playwright.Playwright, 4)
+	for i := range got {
+		wg.Go(func() {
+			pw, err := d.Get(t.Context())
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = pw
+		})
+	}
+	wg.Wait()
+	for _, pw := range got {
+		if pw == nil || pw == pw1 || pw != got[0] {
+			t.Fatalf("after the death: %p (first %p, dead %p); want one new driver for all", pw, got[0], pw1)
+		}
+	}
+	if d.Restarts() != 1 || d.Pid() == pid || d.Pid() == 0 {
+		t.Fatalf("restarts %d, pid %d (dead %d)", d.Restarts(), d.Pid(), pid)
+	}
+	select {
+	case <-d.Exited(got[0]):
+		t.Fatal("the new driver reads as exited")
+	default:
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.Exited(got[0]):
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not stop the driver")
+	}
+	if _, err := d.Get(t.Context()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Get after Close: %v, want ErrStopped", err)
+	}
+}
+
+func TestVersionShim(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "package"), 0o755)
+	node := fakeNode(t, "v20.0.0")
+	o := Options{Dir: dir, NodePath: node}
+	if p, _ := versionShim(o); p != "" {
+		t.Fatal("shim written without a package.json")
+	}
+	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"1.52.0"}`), 0o644)
+	if p, _ := versionShim(o); p != "" {
+		t.Fatal("shim written for another version")
+	}
+	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	p, err := versionShim(o)
+	if err != nil || p == "" {
+		t.Fatalf("shim: %q %v", p, err)
+	}
+	out, err := exec.Command(p, "cli.js", "--version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "Version "+PlaywrightVersion {
+		t.Fatalf("version answer %q %v", out, err)
+	}
+	// Anything else reaches the real node (the fake prints its version).
+	out, err = exec.Command(p, "cli.js", "run-driver").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "v20.0.0" {
+		t.Fatalf("passthrough %q %v", out, err)
 	}
 }

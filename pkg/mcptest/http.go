@@ -2,10 +2,12 @@ package mcptest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -211,6 +213,10 @@ type ConnectOptions struct {
 	ProtocolVersion string
 	// Timeout bounds start and initialize. If zero, 30s.
 	Timeout time.Duration
+	// InitializeMeta, if set, is sent as the initialize request's _meta
+	// (per-session settings such as {"io.github.swimmwatch/cloakbrowser-mcp":
+	// {"cdpEnabled": true}}); mcp-go's client has no field for it.
+	InitializeMeta map[string]any
 }
 
 // HTTPClient is an initialized MCP client over Streamable HTTP.
@@ -235,6 +241,40 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// initMeta adds _meta to the params of an initialize request.
+type initMeta struct {
+	meta map[string]any
+	next http.RoundTripper
+}
+
+func (m initMeta) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return m.next.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var msg map[string]any
+	if json.Unmarshal(body, &msg) == nil && msg["method"] == string(mcp.MethodInitialize) {
+		params, _ := msg["params"].(map[string]any)
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = m.meta
+		msg["params"] = params
+		if body, err = json.Marshal(msg); err != nil {
+			return nil, err
+		}
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return m.next.RoundTrip(r)
+}
+
 // TryConnect starts and initializes a client, returning the error instead of
 // failing the test. The caller closes the client.
 func (h *HTTPServer) TryConnect(o ConnectOptions) (*HTTPClient, error) {
@@ -248,6 +288,9 @@ func (h *HTTPServer) TryConnect(o ConnectOptions) (*HTTPClient, error) {
 	}
 	if o.Token != "" {
 		hc.Transport = bearer{token: o.Token, next: hc.Transport}
+	}
+	if o.InitializeMeta != nil {
+		hc.Transport = initMeta{meta: o.InitializeMeta, next: hc.Transport}
 	}
 	tr, err := transport.NewStreamableHTTP(h.URL, transport.WithHTTPBasicClient(&hc))
 	if err != nil {

@@ -83,6 +83,9 @@ type Options struct {
 	Env []string
 	// ProtocolVersion pins the client's protocol; empty means mcp-go's default.
 	ProtocolVersion string
+	// Dir is the server process's working directory (StartBinary); empty
+	// means the test's.
+	Dir string
 	// Config is used by StartInProcess; if nil, Args are parsed like the
 	// binary would parse them.
 	Config *config.Config
@@ -156,6 +159,7 @@ func StartBinary(t testing.TB, bin string, o Options) *Client {
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd = exec.CommandContext(ctx, command, args...)
 			cmd.Env = env
+			cmd.Dir = o.Dir
 			setPdeathsig(cmd)
 			return cmd, nil
 		}))

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
@@ -298,7 +299,7 @@ func (t *httpTransport) endpoint(next http.Handler) http.Handler {
 		}
 		sid := r.Header.Get(server.HeaderKeySessionID)
 		if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
-			t.initialize(w, r, next, principal, msg.ID)
+			t.initialize(w, r, next, principal, msg)
 			return
 		}
 		if sid == "" {
@@ -322,8 +323,25 @@ func (t *httpTransport) endpoint(next http.Handler) http.Handler {
 }
 
 // initialize admits a new session if a slot is free (503 at once if not:
-// no queue), and binds the session mcp-go creates to principal.
-func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next http.Handler, principal string, id json.RawMessage) {
+// no queue), and binds the session mcp-go creates to principal. A session
+// that asks for CDP (initialize _meta, or --cdp-enabled) gets its port
+// leased here, before it exists, so a lease failure refuses the initialize.
+func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next http.Handler, principal string, msg rpcMessage) {
+	id := msg.ID
+	wantCDP, err := cdpRequested(msg.Params, t.s.cfg.CDP.Enabled)
+	switch {
+	case err != nil:
+		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
+		return
+	case wantCDP && t.shared != nil:
+		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
+			"CDP is not available with --http-isolation=context: a CDP endpoint on the shared browser would reach every session's pages")
+		return
+	case wantCDP && t.s.cfg.CDP.PortRange == "":
+		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
+			"CDP is not available on this server: it was started without --cdp-port-range")
+		return
+	}
 	res, err := t.reg.Reserve()
 	if err != nil {
 		st := t.reg.Stats()
@@ -337,12 +355,37 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 		return
 	}
 	defer res.Release()
+	var lease *cdpproxy.Lease
+	if wantCDP {
+		if lease, err = t.s.leaseCDP(r.Context()); err != nil {
+			t.s.log.Warn().Err(err).Str("remote", r.RemoteAddr).Msg("new session refused: no CDP port")
+			w.Header().Set("Retry-After", "5")
+			writeRPCError(w, http.StatusServiceUnavailable, id, codeServerBusy, "CDP endpoint unavailable: "+err.Error())
+			return
+		}
+		defer func() {
+			if lease != nil { // the session was not created
+				lease.Release()
+			}
+		}()
+	}
 	cw := &sessionCapture{ResponseWriter: w, onHeader: func(h http.Header) {
 		// Runs before the response (and so the session ID) reaches the
 		// client, so its next request finds the session.
-		if sid := h.Get(server.HeaderKeySessionID); sid != "" {
-			if _, err := res.Activate(sid, principal); err != nil {
-				t.s.log.Warn().Err(err).Msg("session not registered")
+		sid := h.Get(server.HeaderKeySessionID)
+		if sid == "" {
+			return
+		}
+		sess, err := res.Activate(sid, principal)
+		if err != nil {
+			t.s.log.Warn().Err(err).Msg("session not registered")
+			return
+		}
+		if lease != nil {
+			l := lease
+			lease = nil // the session owns it now
+			if err := sess.EnableCDP(l, t.s.cdpProxyConfig()); err != nil {
+				t.s.log.Error().Err(err).Str("session", sess.ID()).Msg("CDP endpoint not enabled")
 			}
 		}
 	}}

@@ -6,9 +6,11 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
@@ -51,6 +54,10 @@ type Server struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	cdpOnce sync.Once // makes leaser
+	leaser  *cdpproxy.Leaser
+	cdpErr  error
 }
 
 // binaryFuture resolves the browser binary once, in the background.
@@ -103,6 +110,11 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	}
 	log := NewLogger(opts.Log, cfg.LogLevel)
 	s := &Server{cfg: cfg, log: log, opts: opts}
+	if cfg.CDP.Enabled || cfg.CDP.PortRange != "" {
+		if err := s.cdpProxyConfig().Validate(); err != nil {
+			return nil, err
+		}
+	}
 	s.drv = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall)
 	s.bin = &binaryFuture{done: make(chan struct{})}
 	go func() {
@@ -135,6 +147,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		Caps:                        cfg.CapSet(),
 		OutputDir:                   cfg.OutputDir,
 		AllowUnrestrictedFileAccess: cfg.AllowUnrestrictedFileAccess,
+		BridgeInfo:                  s.bridgeInfo,
 		Log:                         log,
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
@@ -168,7 +181,12 @@ func (s *Server) sessionConfig() session.Config {
 		FingerprintSeed:   s.cfg.FingerprintSeed,
 		ActionTimeout:     s.cfg.TimeoutAction,
 		NavigationTimeout: s.cfg.TimeoutNavigation,
+		MaxDownloadBytes:  s.cfg.MaxDownloadBytes,
+		MaxDownloads:      s.cfg.MaxDownloads,
 		Log:               s.log,
+	}
+	if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
+		sc.OutputDir = dir
 	}
 	if w, h, ok := s.cfg.Viewport(); ok {
 		sc.Viewport = &playwright.Size{Width: w, Height: h}
@@ -186,7 +204,14 @@ func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 		return s.httpT.sessionFor(ctx)
 	}
 	if s.stdio == nil {
-		s.stdio = session.New("stdio", s.drv, s.sessionConfig())
+		sess := session.New("stdio", s.drv, s.sessionConfig())
+		if s.cfg.CDP.Enabled {
+			if err := s.enableCDP(ctx, sess); err != nil {
+				_ = sess.Close()
+				return nil, fmt.Errorf("CDP endpoint: %w", err)
+			}
+		}
+		s.stdio = sess
 	}
 	return s.stdio, nil
 }
@@ -194,6 +219,13 @@ func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 // ServeStdio serves one MCP client over in/out until in reaches EOF or ctx
 // ends. It does not close the server: call Close after it returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if s.cfg.CDP.Enabled {
+		// Lease the CDP port before serving: a port held by another process
+		// is a configuration error the operator sees at once.
+		if _, err := s.sessionFor(ctx); err != nil {
+			return err
+		}
+	}
 	if !s.opts.NoPrewarm {
 		go s.prewarm()
 	}

@@ -44,7 +44,7 @@ func serverEnv(t *testing.T) (env []string, tmp string) {
 	return []string{"TMPDIR=" + tmp, "CLOAKBROWSER_CACHE_DIR=" + filepath.Join(tmp, "cloak-cache")}, tmp
 }
 
-var refRE = regexp.MustCompile(`(\w[^\n]*?) \[ref=(e\d+)\]`)
+var refRE = regexp.MustCompile(`(\w[^\n]*?) \[ref=((?:f\d+)?e\d+)\]`)
 
 // refFor finds the ref of the first snapshot line containing what.
 func refFor(t *testing.T, snapshot, what string) string {

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// bench runs the scripted agent sessions and collects both servers'
+// results.
+type bench struct {
+	cfg   options
+	specs map[string]serverSpec
+	res   map[string]*results
+	fx    *fixtureServer
+	base  string // temp dir for the servers' working directories
+	runID string
+	log   io.Writer
+	// browserDirs hold the browser's own executables (for memory split).
+	browserDirs []string
+
+	mu     sync.Mutex
+	seq    int
+	active map[*proc]bool
+	mem    map[string]memSplit
+	stray  map[string][]procInfo
+	// tmpLeft lists what each server left in its TMPDIR after exiting.
+	tmpLeft map[string][]string
+}
+
+func (b *bench) ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "mcpbench: "+format+"\n", args...)
+}
+
+// start spawns a fresh server process.
+func (b *bench) start(ctx context.Context, name string) (*proc, error) {
+	b.mu.Lock()
+	b.seq++
+	marker := fmt.Sprintf("%s/%s/%d", b.runID, name, b.seq)
+	b.mu.Unlock()
+	p, err := startProc(ctx, b.specs[name], b.base, marker, b.cfg.dump, b.cfg.callTimeout)
+	if err != nil {
+		return nil, err
+	}
+	p.dumpNote = func() string {
+		now, total := b.fx.hangStats()
+		return fmt.Sprintf("fixture: %d /hang requests open (%d so far)", now, total)
+	}
+	b.mu.Lock()
+	b.active[p] = true
+	b.mu.Unlock()
+	return p, nil
+}
+
+// stop closes a server and records any process that outlived it.
+func (b *bench) stop(p *proc) {
+	left, tmpLeft := p.close()
+	if p.measured {
+		if p.ShutdownDur > 0 {
+			b.res[p.spec.Name].add("shutdown (stdin closed → all gone)", b.ms(p.ShutdownDur))
+		} else {
+			b.res[p.spec.Name].fail("shutdown (stdin closed → all gone)", fmt.Errorf("%d processes outlived the server and were killed", len(left)))
+		}
+	}
+	b.mu.Lock()
+	delete(b.active, p)
+	if len(left) > 0 {
+		b.stray[p.spec.Name] = append(b.stray[p.spec.Name], left...)
+	}
+	if len(tmpLeft) > 0 {
+		b.tmpLeft[p.spec.Name] = append(b.tmpLeft[p.spec.Name], tmpLeft...)
+	}
+	b.mu.Unlock()
+	// Let the machine settle so the next process is not measured against
+	// this one's exit.
+	time.Sleep(300 * time.Millisecond)
+}
+
+// stopAll closes whatever is still running (on error or interrupt).
+func (b *bench) stopAll() {
+	b.mu.Lock()
+	var ps []*proc
+	for p := range b.active {
+		ps = append(ps, p)
+	}
+	b.mu.Unlock()
+	for _, p := range ps {
+		b.stop(p)
+	}
+}
+
+func (b *bench) url(path string) string { return b.fx.URL + path }
+
+// warmup starts each server once, navigates, and throws the figures away,
+// so disk caches are equally warm for both before anything is measured.
+func (b *bench) warmup(ctx context.Context, names []string) {
+	for _, name := range names {
+		p, err := b.start(ctx, name)
+		if err != nil {
+			b.logf("warm-up %s: %v", name, err)
+			continue
+		}
+		if _, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url("/article.html")}, b.cfg.callTimeout); err != nil {
+			b.logf("warm-up %s: %v", name, err)
+		}
+		b.stop(p)
+	}
+}
+
+// coldRun measures spawn → initialize, the first navigate right after
+// initialize, and tools/list; with full set it then runs the whole
+// scripted session in the same process.
+func (b *bench) coldRun(ctx context.Context, name string, full bool) {
+	res := b.res[name]
+	p, err := b.start(ctx, name)
+	if err != nil {
+		res.fail("spawn → initialize", err)
+		return
+	}
+	p.measured = true
+	defer b.stop(p)
+	res.add("spawn → initialize", b.ms(p.InitDur))
+	r, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url("/article.html")}, b.cfg.callTimeout)
+	if err != nil {
+		res.fail("first navigate, cold process", err)
+	} else {
+		res.add("first navigate, cold process", b.ms(r.Dur))
+	}
+	d, err := p.listTools(ctx, b.cfg.callTimeout)
+	if err != nil {
+		res.fail("tools/list", err)
+		return
+	}
+	res.add("tools/list", b.ms(d))
+	if full {
+		res.add("tools listed", float64(len(p.tools)))
+		b.session(ctx, p, res)
+	}
+}
+
+// warmRun measures the first navigate when the client lets the server
+// warm up for 2 s after initialize.
+func (b *bench) warmRun(ctx context.Context, name string) {
+	res := b.res[name]
+	p, err := b.start(ctx, name)
+	if err != nil {
+		res.fail("first navigate, after 2 s idle", err)
+		return
+	}
+	p.measured = true
+	defer b.stop(p)
+	res.add("spawn → initialize", b.ms(p.InitDur))
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		return
+	}
+	r, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url("/article.html")}, b.cfg.callTimeout)
+	if err != nil {
+		res.fail("first navigate, after 2 s idle", err)
+		return
+	}
+	res.add("first navigate, after 2 s idle", b.ms(r.Dur))
+}
+
+// session is the scripted agent session on an already navigated process.
+func (b *bench) session(ctx context.Context, p *proc, res *results) {
+	to := b.cfg.callTimeout
+	// Every page: navigate, then snapshot it a few times.
+	pages := map[string]bool{}
+	for _, n := range serverList(b.cfg.pages) {
+		pages[n] = true
+	}
+	for _, pg := range fixturePages {
+		if ctx.Err() != nil {
+			return
+		}
+		if !pages[pg.Name] {
+			continue
+		}
+		r, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url(pg.Path)}, to)
+		if err != nil {
+			res.fail("navigate "+pg.Name, err)
+			res.fail("snapshot "+pg.Name, fmt.Errorf("navigate failed: %w", err))
+			continue
+		}
+		res.add("navigate "+pg.Name, b.ms(r.Dur))
+		for range b.cfg.snapshotReps {
+			r, err := p.call(ctx, "browser_snapshot", map[string]any{}, to)
+			if err != nil {
+				res.fail("snapshot "+pg.Name, err)
+				res.fail("snapshot "+pg.Name+" size", err)
+				break
+			}
+			res.add("snapshot "+pg.Name, b.ms(r.Dur))
+			res.add("snapshot "+pg.Name+" size", float64(chars(r.Observed())))
+			if r.Linked != "" {
+				res.note("snapshot "+pg.Name+" size", "snapshot is in a linked file; size counts response + file")
+			}
+		}
+	}
+	b.formSession(ctx, p, res)
+	b.spaSession(ctx, p, res)
+	b.memory(p, res)
+}
+
+// openPage navigates and returns what the agent sees of the page: the
+// navigate response, or a snapshot if that has no refs.
+func (b *bench) openPage(ctx context.Context, p *proc, path string) (string, error) {
+	r, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url(path)}, b.cfg.callTimeout)
+	if err != nil {
+		return "", err
+	}
+	if strings.Contains(r.Observed(), "[ref=") {
+		return r.Observed(), nil
+	}
+	r, err = p.call(ctx, "browser_snapshot", map[string]any{}, b.cfg.callTimeout)
+	return r.Observed(), err
+}
+
+func (b *bench) formSession(ctx context.Context, p *proc, res *results) {
+	to := b.cfg.callTimeout
+	snap, err := b.openPage(ctx, p, "/form.html")
+	if err != nil {
+		for _, k := range []string{"click (form)", "type (form)", "act-and-observe form"} {
+			res.fail(k, fmt.Errorf("open form: %w", err))
+		}
+		return
+	}
+	more, name, next := refFor(snap, "button", "Add guest"), refFor(snap, "textbox", "Full name"), refFor(snap, "button", "Next")
+	if more == "" {
+		res.fail("click (form)", fmt.Errorf("no ref for button \"Add guest\" in the snapshot"))
+	} else {
+		for i := range b.cfg.reps {
+			r, err := p.call(ctx, "browser_click", map[string]any{"element": "Add guest button", "target": more}, to)
+			if err != nil {
+				res.fail("click (form)", err)
+				break
+			}
+			res.add("click (form)", b.ms(r.Dur))
+			if want := fmt.Sprintf("%d guests", 3+i); i == 0 && !strings.Contains(r.Observed(), want) {
+				res.note("click (form)", fmt.Sprintf("response does not show the new count (%q)", want))
+			}
+		}
+	}
+	if name == "" {
+		res.fail("type (form)", fmt.Errorf("no ref for textbox \"Full name\" in the snapshot"))
+	} else {
+		for i := range b.cfg.reps {
+			r, err := p.call(ctx, "browser_type", map[string]any{"element": "Full name textbox", "target": name, "text": fmt.Sprintf("Ada Lovelace %d", i+1)}, to)
+			if err != nil {
+				res.fail("type (form)", err)
+				break
+			}
+			res.add("type (form)", b.ms(r.Dur))
+		}
+	}
+	if next == "" {
+		res.fail("act-and-observe form", fmt.Errorf("no ref for button \"Next\" in the snapshot"))
+		return
+	}
+	b.actAndObserve(ctx, p, res, "form", next, "Next button", "Email address")
+}
+
+func (b *bench) spaSession(ctx context.Context, p *proc, res *results) {
+	snap, err := b.openPage(ctx, p, "/spa.html")
+	if err != nil {
+		res.fail("act-and-observe spa", fmt.Errorf("open spa: %w", err))
+		return
+	}
+	load := refFor(snap, "button", "Load orders")
+	if load == "" {
+		res.fail("act-and-observe spa", fmt.Errorf("no ref for button \"Load orders\" in the snapshot"))
+		return
+	}
+	b.actAndObserve(ctx, p, res, "spa", load, "Load orders button", firstOrderID)
+}
+
+// actAndObserve clicks and counts the characters an agent must read to see
+// the effect (marker): the response, plus the snapshot file it links to,
+// plus a follow-up browser_snapshot if the effect is still not visible.
+func (b *bench) actAndObserve(ctx context.Context, p *proc, res *results, page, ref, element, marker string) {
+	key := "act-and-observe " + page
+	r, err := p.call(ctx, "browser_click", map[string]any{"element": element, "target": ref}, b.cfg.callTimeout)
+	if err != nil {
+		res.fail(key, err)
+		return
+	}
+	n, d := chars(r.Observed()), r.Dur
+	if r.Linked != "" {
+		res.note(key, fmt.Sprintf("response %d chars links a snapshot file of %d chars (counted)", chars(r.Text), chars(r.Linked)))
+	}
+	if !strings.Contains(r.Observed(), marker) {
+		s, err := p.call(ctx, "browser_snapshot", map[string]any{}, b.cfg.callTimeout)
+		if err != nil {
+			res.fail(key, fmt.Errorf("effect not in the click response, and the follow-up snapshot failed: %w", err))
+			return
+		}
+		n += chars(s.Observed())
+		d += s.Dur
+		if strings.Contains(s.Observed(), marker) {
+			res.note(key, fmt.Sprintf("effect (%q) not in the click response; a follow-up browser_snapshot was needed (counted)", marker))
+		} else {
+			res.note(key, fmt.Sprintf("effect (%q) not seen even after a follow-up snapshot", marker))
+		}
+	}
+	res.add(key, float64(n))
+	res.add(key+" time", b.ms(d))
+}
+
+// memory records the resident memory of the server's process tree, split
+// into browser and non-browser processes.
+func (b *bench) memory(p *proc, res *results) {
+	procs := markedProcs(p.marker)
+	if len(procs) == 0 {
+		for _, k := range []string{"memory without browser (RSS)", "memory browser (RSS)", "memory without browser (PSS)", "memory browser (PSS)", "CPU without browser, whole session", "CPU browser, whole session"} {
+			res.fail(k, fmt.Errorf("no processes found (needs Linux /proc)"))
+		}
+		return
+	}
+	m := classify(procs, b.browserDirs)
+	b.mu.Lock()
+	b.mem[p.spec.Name] = m
+	b.mu.Unlock()
+	res.add("memory without browser (RSS)", float64(m.NonBrowserRSSKB)/1024)
+	res.add("memory browser (RSS)", float64(m.BrowserRSSKB)/1024)
+	res.add("CPU without browser, whole session", float64(m.NonBrowserCPUms))
+	res.add("CPU browser, whole session", float64(m.BrowserCPUms))
+	if m.NonBrowserPSSKB+m.BrowserPSSKB > 0 {
+		res.add("memory without browser (PSS)", float64(m.NonBrowserPSSKB)/1024)
+		res.add("memory browser (PSS)", float64(m.BrowserPSSKB)/1024)
+	}
+	var parts, cpu []string
+	for _, pr := range m.Procs {
+		if !pr.Browser {
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB", pr.Comm, float64(pr.RSSKB)/1024))
+			cpu = append(cpu, fmt.Sprintf("%s %d ms", pr.Comm, pr.CPUms))
+		}
+	}
+	res.note("memory without browser (RSS)", strings.Join(parts, ", "))
+	res.note("CPU without browser, whole session", strings.Join(cpu, ", "))
+	nb := 0
+	for _, pr := range m.Procs {
+		if pr.Browser {
+			nb++
+		}
+	}
+	res.note("memory browser (RSS)", fmt.Sprintf("%d browser processes", nb))
+}

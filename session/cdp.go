@@ -1,0 +1,456 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/mxschmitt/playwright-go"
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+)
+
+// ErrOwnership means the browser's internal DevTools endpoint could not be
+// shown to belong to the generation Playwright launched; nothing is
+// published for it.
+var ErrOwnership = errors.New("CDP ownership proof failed")
+
+// Bounds of the steps between a launch and the publication of its capability.
+const (
+	// devToolsPortWait bounds the wait for <profile>/DevToolsActivePort.
+	devToolsPortWait = 10 * time.Second
+	// ownershipProofTimeout bounds the ownership proof.
+	ownershipProofTimeout = 10 * time.Second
+)
+
+// internalDebuggingArgs make the browser listen on a loopback DevTools port
+// chosen by the kernel, alongside Playwright's pipe. The port is learnt from
+// <profile>/DevToolsActivePort, never guessed.
+var internalDebuggingArgs = []string{"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"}
+
+// CDP is a session's managed CDP endpoint (DESIGN.md §2.2): a port lease
+// stable for the session's life, the capability proxy serving on it, and the
+// ownership proof that gates every publication. The browser, its internal
+// endpoint, the generation and the capability are replaced on each restart;
+// the port is not.
+//
+// A CDP is safe for concurrent use.
+type CDP struct {
+	lease *cdpproxy.Lease
+	proxy *cdpproxy.Proxy
+	cfg   cdpproxy.Config
+	log   zerolog.Logger
+
+	// mu orders publication against revocation, so that a loss noticed
+	// while a capability is being published either prevents it or revokes it.
+	mu        sync.Mutex
+	published int // generation whose capability is live; 0 if none
+	last      int // generation published last; 0 before the first
+	internal  int // internal DevTools port of the published generation
+	closed    bool
+}
+
+// CDPInfo is the state of a session's CDP endpoint, as
+// cloakbrowser_bridge_info reports it.
+type CDPInfo struct {
+	// State is cdpproxy.StateReady while a capability is published, else
+	// cdpproxy.StateUnavailable.
+	State string
+	// Generation is the browser generation published last (0 before any).
+	Generation int
+	// BindHost and Port are where the proxy listens.
+	BindHost string
+	Port     int
+	// AdvertisedHost is --cdp-advertised-host, or "" if unset.
+	AdvertisedHost string
+	// DiscoveryURL is the capability URL, or "" while unavailable. It is a
+	// secret: whoever holds it controls the browser. Never log it.
+	DiscoveryURL string
+	// ActiveConnections counts proxied WebSockets.
+	ActiveConnections int
+}
+
+// EnableCDP gives the session a managed CDP endpoint on lease: a proxy
+// serving on it from now on (404 until a capability is published), and, for
+// every browser generation, an internal loopback DevTools endpoint whose
+// capability is published only after the ownership proof. It must be called
+// before the session's first launch. The session owns lease from the call on
+// (released by Close), also when EnableCDP fails.
+func (s *Session) EnableCDP(lease *cdpproxy.Lease, cfg cdpproxy.Config) error {
+	if lease == nil {
+		return errors.New("enable CDP: no port lease")
+	}
+	fail := func(err error) error {
+		lease.Release()
+		return fmt.Errorf("enable CDP on port %d: %w", lease.Port(), err)
+	}
+	if s.cfg.Shared != nil {
+		return fail(errors.New("a shared browser (context isolation) cannot expose CDP: every session's pages would be reachable"))
+	}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return fail(ErrClosed)
+	case s.cdp != nil:
+		s.mu.Unlock()
+		return fail(errors.New("already enabled"))
+	case s.lastGen > 0:
+		s.mu.Unlock()
+		return fail(errors.New("the browser was launched already; enable CDP before the first browser call"))
+	}
+	c := &CDP{lease: lease, cfg: cfg, log: s.log.With().Str("component", "cdp").Int("port", lease.Port()).Logger()}
+	if cfg.Logf == nil {
+		cfg.Logf = func(format string, args ...any) { c.log.Debug().Msgf(format, args...) }
+	}
+	p, err := cdpproxy.New(lease, cfg)
+	if err != nil {
+		s.mu.Unlock()
+		return fail(err)
+	}
+	c.proxy = p
+	s.cdp = c
+	s.mu.Unlock()
+	c.log.Info().Str("bindHost", lease.Host()).Msg("CDP endpoint leased")
+	return nil
+}
+
+// CDP returns the session's managed CDP endpoint, or nil if it has none.
+func (s *Session) CDP() *CDP {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cdp
+}
+
+// Proxy is the capability proxy (for its counters; publishing is the
+// session's).
+func (c *CDP) Proxy() *cdpproxy.Proxy { return c.proxy }
+
+// Port is the leased port, stable for the session's life.
+func (c *CDP) Port() int { return c.lease.Port() }
+
+// InternalPort is the published generation's loopback DevTools port, or 0.
+// CDP clients never reach it directly.
+func (c *CDP) InternalPort() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.internal
+}
+
+// Info reports the endpoint's state.
+func (c *CDP) Info() CDPInfo {
+	c.mu.Lock()
+	gen := c.last
+	c.mu.Unlock()
+	url := c.proxy.DiscoveryURL()
+	info := CDPInfo{
+		State:             cdpproxy.StateUnavailable,
+		Generation:        gen,
+		BindHost:          c.lease.Host(),
+		Port:              c.lease.Port(),
+		AdvertisedHost:    c.cfg.AdvertisedHost,
+		DiscoveryURL:      url,
+		ActiveConnections: c.proxy.Stats().ActiveConnections,
+	}
+	if url != "" {
+		info.State = cdpproxy.StateReady
+	}
+	return info
+}
+
+// publish proves that g's internal endpoint is g's browser and only then
+// makes a new capability live for it. It is the last step before waiting
+// calls are forwarded to g.
+func (c *CDP) publish(ctx context.Context, g *Generation) error {
+	start := time.Now()
+	port, err := readDevToolsPort(ctx, g.ProfileDir, devToolsPortWait)
+	if err != nil {
+		return fmt.Errorf("generation %d: internal DevTools endpoint: %w", g.N, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, ownershipProofTimeout)
+	defer cancel()
+	if err := proveOwnership(pctx, g, port); err != nil {
+		if g.Lost() {
+			return fmt.Errorf("generation %d: %w during the CDP ownership proof", g.N, ErrBrowserGone)
+		}
+		return fmt.Errorf("generation %d: %w: %v", g.N, ErrOwnership, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return ErrClosed
+	case g.Lost():
+		// Its loss has been handled (nothing was published); do not publish now.
+		return fmt.Errorf("generation %d: %w before the CDP capability was published", g.N, ErrBrowserGone)
+	}
+	if _, err := c.proxy.Publish("http://127.0.0.1:" + strconv.Itoa(port)); err != nil {
+		return fmt.Errorf("generation %d: publish CDP capability: %w", g.N, err)
+	}
+	c.published, c.last, c.internal = g.N, g.N, port
+	// The capability URL is a secret: log where, never what.
+	c.log.Info().Int("generation", g.N).Int("internalPort", port).Int64("ms", time.Since(start).Milliseconds()).
+		Msg("CDP capability published after the ownership proof")
+	return nil
+}
+
+// lost revokes the capability of g, if it is the published one: its URLs
+// answer 404 from now on and its proxied sockets are closed with 1001.
+// Nothing is relaunched.
+func (c *CDP) lost(g *Generation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.published != g.N {
+		return
+	}
+	c.proxy.Revoke()
+	c.published, c.internal = 0, 0
+	c.log.Info().Int("generation", g.N).Msg("CDP capability revoked: browser lost")
+}
+
+// revoke invalidates any live capability and closes its sockets, and stops
+// further publication (session close).
+func (c *CDP) revoke() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.proxy.Revoke()
+	c.published, c.internal = 0, 0
+}
+
+// close closes the proxy's listener and releases the port lease; it waits
+// for every proxied request and socket to end.
+func (c *CDP) close() error {
+	err := c.proxy.Close()
+	c.lease.Release()
+	c.log.Info().Msg("CDP endpoint closed; port released")
+	return err
+}
+
+// readDevToolsPort waits (bounded by d and ctx) for the DevToolsActivePort
+// file Chromium writes into its profile once its DevTools server listens,
+// and returns the port on its first line.
+func readDevToolsPort(ctx context.Context, profile string, d time.Duration) (int, error) {
+	path := filepath.Join(profile, "DevToolsActivePort")
+	deadline := time.Now().Add(d)
+	var last error
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			port, perr := parseDevToolsActivePort(b)
+			if perr == nil {
+				return port, nil
+			}
+			err = perr
+		}
+		last = err
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("no usable %s after %v: %w", path, d, last)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// parseDevToolsActivePort reads "<port>\n/devtools/browser/<id>\n".
+func parseDevToolsActivePort(b []byte) (int, error) {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(strings.TrimSpace(lines[1]), "/devtools/browser/") {
+		return 0, errors.New("incomplete DevToolsActivePort")
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil || port < 1 || port > 65535 {
+		return 0, fmt.Errorf("DevToolsActivePort names port %q", lines[0])
+	}
+	return port, nil
+}
+
+// loopbackClient talks to the browser's internal endpoint: never through a
+// proxy, no keep-alive (each proof is one exchange).
+var loopbackClient = &http.Client{
+	Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, MaxResponseHeaderBytes: 64 << 10},
+	Timeout:   ownershipProofTimeout,
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	},
+}
+
+// proveOwnership shows that the DevTools endpoint on 127.0.0.1:port is the
+// browser Playwright launched for g: a one-time random global is placed in
+// g's page through Playwright's pipe, then read and deleted through the
+// endpoint, and must match. Another process's browser on that port (a port
+// reused after a crash, a squatter) cannot know the secret.
+func proveOwnership(ctx context.Context, g *Generation, port int) error {
+	page, err := proofPage(ctx, g)
+	if err != nil {
+		return err
+	}
+	var nonce [16]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return err
+	}
+	name := "__cloak_mcp_" + hex.EncodeToString(nonce[:])
+	token := rand.Text() + rand.Text() // ≥ 256 random bits
+	if _, err := page.Evaluate(`([k, v]) => { Object.defineProperty(window, k, {value: v, configurable: true}); }`, []any{name, token}); err != nil {
+		return fmt.Errorf("place the challenge through Playwright: %w", err)
+	}
+	targetID, err := targetIDOf(g, page)
+	if err != nil {
+		return err
+	}
+	base := "127.0.0.1:" + strconv.Itoa(port)
+	if err := listsTarget(ctx, base, targetID); err != nil {
+		return err
+	}
+	got, err := consumeGlobal(ctx, "ws://"+base+"/devtools/page/"+targetID, name)
+	if err != nil {
+		return err
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		return errors.New("the internal endpoint's page does not hold the challenge: it is not this generation's browser")
+	}
+	return nil
+}
+
+// proofPage is the generation's first page (a persistent context opens with
+// one), or a new tab if it has none.
+func proofPage(ctx context.Context, g *Generation) (playwright.Page, error) {
+	if tabs := g.Tabs(); len(tabs) > 0 {
+		return tabs[0].Page, nil
+	}
+	t, err := g.CurrentTab(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open a page for the challenge: %w", err)
+	}
+	return t.Page, nil
+}
+
+// targetIDOf asks Playwright (over its pipe) for page's DevTools target id.
+func targetIDOf(g *Generation, page playwright.Page) (string, error) {
+	cs, err := g.Context.NewCDPSession(page)
+	if err != nil {
+		return "", fmt.Errorf("CDP session through Playwright: %w", err)
+	}
+	defer func() { _ = cs.Detach() }()
+	res, err := cs.Send("Target.getTargetInfo", map[string]any{})
+	if err != nil {
+		return "", fmt.Errorf("Target.getTargetInfo through Playwright: %w", err)
+	}
+	m, _ := res.(map[string]any)
+	info, _ := m["targetInfo"].(map[string]any)
+	id, _ := info["targetId"].(string)
+	if !validTargetID(id) {
+		return "", fmt.Errorf("Target.getTargetInfo gave target id %q", id)
+	}
+	return id, nil
+}
+
+// validTargetID accepts DevTools target ids (hex or UUID-like tokens).
+func validTargetID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// listsTarget checks that the endpoint's /json/list has the page target.
+func listsTarget(ctx context.Context, base, targetID string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+base+"/json/list", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := loopbackClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("list targets on the internal endpoint: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("list targets on the internal endpoint: status %d", resp.StatusCode)
+	}
+	var targets []struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&targets); err != nil {
+		return fmt.Errorf("list targets on the internal endpoint: %w", err)
+	}
+	for _, t := range targets {
+		if t.ID == targetID && t.Type == "page" {
+			return nil
+		}
+	}
+	return fmt.Errorf("the internal endpoint does not list page %s", targetID)
+}
+
+// consumeGlobal reads and deletes window[name] in the page at wsURL with
+// Runtime.evaluate, returning it ("" if absent or not a string).
+func consumeGlobal(ctx context.Context, wsURL, name string) (string, error) {
+	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPClient: loopbackClient})
+	if err != nil {
+		return "", fmt.Errorf("connect to the page on the internal endpoint: %w", err)
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(1 << 20)
+	key, _ := json.Marshal(name)
+	expr := `(() => { const k = ` + string(key) + `; const v = Object.prototype.hasOwnProperty.call(window, k) ? window[k] : undefined; ` +
+		`delete window[k]; return typeof v === "string" ? v : ""; })()`
+	msg, _ := json.Marshal(map[string]any{
+		"id": 1, "method": "Runtime.evaluate",
+		"params": map[string]any{"expression": expr, "returnByValue": true},
+	})
+	if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
+		return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %w", err)
+	}
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %w", err)
+		}
+		var reply struct {
+			ID     int `json:"id"`
+			Result struct {
+				Result struct {
+					Value any `json:"value"`
+				} `json:"result"`
+				ExceptionDetails json.RawMessage `json:"exceptionDetails"`
+			} `json:"result"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(b, &reply) != nil || reply.ID != 1 {
+			continue // an event
+		}
+		if reply.Error != nil {
+			return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %s", reply.Error.Message)
+		}
+		if len(reply.Result.ExceptionDetails) > 0 {
+			return "", errors.New("Runtime.evaluate on the internal endpoint threw")
+		}
+		v, _ := reply.Result.Result.Value.(string)
+		_ = conn.Close(websocket.StatusNormalClosure, "")
+		return v, nil
+	}
+}

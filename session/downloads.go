@@ -1,0 +1,361 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Download limits used when Config leaves them zero.
+const (
+	DefaultMaxDownloadBytes = 256 << 20
+	DefaultMaxDownloads     = 100
+)
+
+// ErrNoDownload means no download came within the wait.
+var ErrNoDownload = errors.New("no download")
+
+func (c Config) maxDownloadBytes() int64 {
+	if c.MaxDownloadBytes <= 0 {
+		return DefaultMaxDownloadBytes
+	}
+	return c.MaxDownloadBytes
+}
+
+func (c Config) maxDownloads() int {
+	if c.MaxDownloads <= 0 {
+		return DefaultMaxDownloads
+	}
+	return c.MaxDownloads
+}
+
+// Download is one download a page started, as the session captured it.
+type Download struct {
+	// ID counts the session's downloads from 1.
+	ID int
+	// URL is where the file came from.
+	URL string
+	// Suggested is the file name the page suggested. It is untrusted: the
+	// saved file's name is derived from it by SafeFileName.
+	Suggested string
+	// Path is where the file was saved in the output directory, once Done
+	// and without Err.
+	Path string
+	// Size is the file's size in bytes, once Done.
+	Size int64
+	// Done is set when the download finished, failed or was refused.
+	Done bool
+	// Err says why the download failed or was refused; empty on success.
+	Err string
+
+	page    playwright.Page
+	claimed bool
+}
+
+// downloadLog is a session's downloads and its use of the download limits.
+// The zero value is ready.
+type downloadLog struct {
+	mu      sync.Mutex
+	list    []*Download
+	seq     int   // downloads seen, for IDs
+	started int   // downloads admitted (MaxDownloads)
+	bytes   int64 // bytes saved (MaxDownloadBytes)
+	changed chan struct{}
+}
+
+// notify wakes the waiters; call with mu held.
+func (l *downloadLog) notify() {
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// wait returns a channel closed at the next change; call with mu held.
+func (l *downloadLog) wait() <-chan struct{} {
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
+}
+
+// captureDownload runs in Playwright's event dispatch, so it must not call
+// the driver: the work runs on its own goroutine, which ends when the
+// download does (at the latest when the browser closes).
+func (s *Session) captureDownload(t *Tab, d playwright.Download) {
+	shown := displayName(d.SuggestedFilename())
+	l := &s.downloads
+	l.mu.Lock()
+	rec := &Download{URL: cut(d.URL()), Suggested: d.SuggestedFilename(), page: t.Page}
+	l.seq++
+	rec.ID = l.seq
+	l.list = append(l.list, rec)
+	if len(l.list) > 2*s.cfg.maxDownloads() {
+		l.list = l.list[len(l.list)-2*s.cfg.maxDownloads():]
+	}
+	refused := l.started >= s.cfg.maxDownloads()
+	if refused {
+		rec.Done = true
+		rec.Err = fmt.Sprintf("refused: this session reached its limit of %d downloads", s.cfg.maxDownloads())
+		l.notify()
+	} else {
+		l.started++
+	}
+	l.mu.Unlock()
+	if refused {
+		t.AddEvent(fmt.Sprintf("Download of %s %s", shown, rec.Err))
+		go func() {
+			_ = d.Cancel()
+			_ = d.Delete()
+		}()
+		return
+	}
+	t.AddEvent(fmt.Sprintf("Downloading file %s ...", shown))
+	go s.finishDownload(t, d, rec, shown)
+}
+
+func (s *Session) finishDownload(t *Tab, d playwright.Download, rec *Download, shown string) {
+	path, size, err := s.saveDownload(d, rec)
+	l := &s.downloads
+	l.mu.Lock()
+	rec.Done = true
+	if err != nil {
+		rec.Err = err.Error()
+	} else {
+		rec.Path, rec.Size = path, size
+	}
+	l.notify()
+	l.mu.Unlock()
+	if err != nil {
+		t.AddEvent(fmt.Sprintf("Download of %s failed: %v", shown, err))
+		return
+	}
+	t.AddEvent(fmt.Sprintf("Downloaded file %s to %q (%d bytes)", shown, path, size))
+}
+
+// saveDownload waits for the browser to finish the download, checks it
+// against the session's byte budget and copies it into the output
+// directory under a name of our own. The browser's temporary copy is deleted
+// in every case.
+func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, int64, error) {
+	defer func() { _ = d.Delete() }()
+	tmp, err := d.Path()
+	if err != nil {
+		if f := d.Failure(); f != nil {
+			return "", 0, errors.New(firstLine(f.Error()))
+		}
+		return "", 0, errors.New(firstLine(err.Error()))
+	}
+	st, err := os.Stat(tmp)
+	if err != nil {
+		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
+	}
+	size := st.Size()
+	if err := s.reserveBytes(size); err != nil {
+		return "", 0, err
+	}
+	if s.cfg.OutputDir == "" {
+		s.releaseBytes(size)
+		return "", 0, errors.New("not saved: the server has no output directory")
+	}
+	dest, n, err := copyInto(s.cfg.OutputDir, SafeFileName(rec.Suggested), tmp, size)
+	if err != nil {
+		s.releaseBytes(size)
+		return "", 0, err
+	}
+	return dest, n, nil
+}
+
+// reserveBytes counts size against the session's byte budget, or says why
+// it does not fit.
+func (s *Session) reserveBytes(size int64) error {
+	limit := s.cfg.maxDownloadBytes()
+	l := &s.downloads
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.bytes+size > limit {
+		return fmt.Errorf("refused: the file is %d bytes and this session's downloads may take %d bytes in all (%d used); the file was deleted", size, limit, l.bytes)
+	}
+	l.bytes += size
+	return nil
+}
+
+func (s *Session) releaseBytes(size int64) {
+	l := &s.downloads
+	l.mu.Lock()
+	l.bytes -= size
+	l.mu.Unlock()
+}
+
+// copyInto copies src (size bytes) into dir under name, or name-2, name-3…
+// when taken. The file is created exclusively, so nothing already in dir
+// (a file, a symlink) is overwritten or followed.
+func copyInto(dir, name, src string, size int64) (string, int64, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", 0, fmt.Errorf("create %s: %v", abs, err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
+	}
+	defer in.Close()
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for i := 1; i <= 1000; i++ {
+		cand := name
+		if i > 1 {
+			cand = fmt.Sprintf("%s-%d%s", stem, i, ext)
+		}
+		p := filepath.Join(abs, cand)
+		out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("save the download: %v", err)
+		}
+		// The budget was checked against size: copy no more than that.
+		n, err := io.Copy(out, io.LimitReader(in, size))
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(p)
+			return "", 0, fmt.Errorf("save the download: %v", err)
+		}
+		return p, n, nil
+	}
+	return "", 0, fmt.Errorf("save the download: too many files named like %s in %s", name, abs)
+}
+
+// SafeFileName turns a name a page suggested into a plain file name: no
+// directories, no leading dots, only letters, digits and ._-+ (anything else
+// becomes _), at most 120 bytes with the extension kept. Empty results
+// become "download".
+func SafeFileName(suggested string) string {
+	s := strings.ReplaceAll(suggested, "\\", "/")
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '.' || r == '-' || r == '_' || r == '+':
+			b.WriteRune(r)
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+			b.WriteRune(r)
+		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s = strings.Trim(b.String(), "._ ")
+	const maxLen = 120
+	if len(s) > maxLen {
+		ext := filepath.Ext(s)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		stem := s[:maxLen-len(ext)]
+		for !utf8.ValidString(stem) {
+			stem = stem[:len(stem)-1]
+		}
+		s = stem + ext
+	}
+	if s == "" {
+		return "download"
+	}
+	return s
+}
+
+// displayName is a suggested name as shown in events: one line, bounded.
+func displayName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	if s == "" {
+		s = "(unnamed)"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimPrefix(s, "playwright: ")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Downloads returns the session's recent downloads, oldest first.
+func (s *Session) Downloads() []Download {
+	l := &s.downloads
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Download, len(l.list))
+	for i, d := range l.list {
+		out[i] = *d
+	}
+	return out
+}
+
+// WaitDownload waits until the oldest download not yet handed to a waiter
+// is done, and returns it; it waits for one to start when there is none.
+// page, when set, only considers downloads that page started. It returns
+// ErrNoDownload (wrapped) when ctx ends first. Each download is handed to
+// one waiter only.
+func (s *Session) WaitDownload(ctx context.Context, page playwright.Page) (Download, error) {
+	l := &s.downloads
+	var mine *Download
+	for {
+		l.mu.Lock()
+		if mine == nil {
+			for _, d := range l.list {
+				if !d.claimed && (page == nil || d.page == page) {
+					d.claimed = true
+					mine = d
+					break
+				}
+			}
+		}
+		if mine != nil && mine.Done {
+			out := *mine
+			l.mu.Unlock()
+			return out, nil
+		}
+		ch := l.wait()
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if mine != nil {
+				// Still running: give it back so a later wait can take it.
+				l.mu.Lock()
+				mine.claimed = false
+				l.mu.Unlock()
+				return Download{}, fmt.Errorf("%w finished in time: %s is still downloading", ErrNoDownload, displayName(mine.Suggested))
+			}
+			return Download{}, fmt.Errorf("%w started in time", ErrNoDownload)
+		}
+	}
+}

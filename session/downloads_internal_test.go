@@ -1,0 +1,162 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestSafeFileName(t *testing.T) {
+	cases := map[string]string{
+		"report.pdf":                      "report.pdf",
+		"../../etc/passwd":                "passwd",
+		`..\..\boot.ini`:                  "boot.ini",
+		"_.._data.bin":                    "data.bin",
+		".bashrc":                         "bashrc",
+		"...":                             "download",
+		"":                                "download",
+		"a b&c;d|e.txt":                   "a_b_c_d_e.txt",
+		"résumé 2024.pdf":                 "résumé_2024.pdf",
+		"nul\x00byte.bin":                 "nul_byte.bin",
+		"/abs/path/x.tar.gz":              "x.tar.gz",
+		strings.Repeat("a", 300):          strings.Repeat("a", 120),
+		strings.Repeat("b", 300) + ".zip": strings.Repeat("b", 116) + ".zip",
+	}
+	for in, want := range cases {
+		if got := SafeFileName(in); got != want {
+			t.Errorf("SafeFileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCopyIntoNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(t.TempDir(), "src")
+	os.WriteFile(src, []byte("new"), 0o644)
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("old"), 0o644)
+	// A planted symlink is not followed.
+	target := filepath.Join(t.TempDir(), "victim")
+	os.Symlink(target, filepath.Join(dir, "f-2.txt"))
+
+	p, n, err := copyInto(dir, "f.txt", src, 3)
+	if err != nil || n != 3 || filepath.Base(p) != "f-3.txt" {
+		t.Fatalf("copyInto = %s, %d, %v", p, n, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(b) != "old" {
+		t.Error("existing file overwritten")
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Error("symlink followed")
+	}
+}
+
+func TestDownloadBudget(t *testing.T) {
+	s := &Session{cfg: Config{MaxDownloadBytes: 100}}
+	if err := s.reserveBytes(60); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reserveBytes(50); err == nil || !strings.Contains(err.Error(), "100 bytes in all (60 used)") {
+		t.Fatalf("over budget: %v", err)
+	}
+	s.releaseBytes(60)
+	if err := s.reserveBytes(100); err != nil {
+		t.Fatal(err)
+	}
+	if (Config{}).maxDownloadBytes() != DefaultMaxDownloadBytes || (Config{}).maxDownloads() != DefaultMaxDownloads {
+		t.Error("zero config must mean the defaults")
+	}
+}
+
+func TestWaitDownload(t *testing.T) {
+	s := &Session{}
+	l := &s.downloads
+	add := func(d *Download) {
+		l.mu.Lock()
+		l.list = append(l.list, d)
+		l.notify()
+		l.mu.Unlock()
+	}
+	finish := func(d *Download) {
+		l.mu.Lock()
+		d.Done = true
+		l.notify()
+		l.mu.Unlock()
+	}
+
+	t.Run("none starts", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := s.WaitDownload(ctx, nil); !errors.Is(err, ErrNoDownload) || !strings.Contains(err.Error(), "started") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("done before the wait", func(t *testing.T) {
+		add(&Download{ID: 1, Suggested: "a", Done: true, Path: "/out/a"})
+		d, err := s.WaitDownload(t.Context(), nil)
+		if err != nil || d.ID != 1 {
+			t.Fatalf("%+v %v", d, err)
+		}
+	})
+	t.Run("each download goes to one waiter", func(t *testing.T) {
+		var got atomic.Int32
+		done := make(chan struct{}, 2)
+		for range 2 {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				if _, err := s.WaitDownload(ctx, nil); err == nil {
+					got.Add(1)
+				}
+				done <- struct{}{}
+			}()
+		}
+		d := &Download{ID: 2, Suggested: "b"}
+		add(d)
+		time.Sleep(20 * time.Millisecond)
+		finish(d)
+		<-done
+		<-done
+		if got.Load() != 1 {
+			t.Fatalf("%d waiters got the download", got.Load())
+		}
+	})
+	t.Run("still running at the deadline", func(t *testing.T) {
+		d := &Download{ID: 3, Suggested: "slow.iso"}
+		add(d)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := s.WaitDownload(ctx, nil); err == nil || !strings.Contains(err.Error(), "slow.iso is still downloading") {
+			t.Fatalf("err %v", err)
+		}
+		// Given back: a later wait gets it.
+		finish(d)
+		if got, err := s.WaitDownload(t.Context(), nil); err != nil || got.ID != 3 {
+			t.Fatalf("%+v %v", got, err)
+		}
+	})
+}
+
+func TestDisposers(t *testing.T) {
+	s := &Session{}
+	g := &Generation{s: s, lostCh: make(chan struct{}), values: map[string]any{}}
+	var runs atomic.Int32
+	g.OnDispose("a", func() { runs.Add(100) })
+	g.OnDispose("a", func() { runs.Add(1) }) // replaces
+	g.OnDispose("b", func() { runs.Add(10) })
+	g.OnDispose("c", func() { runs.Add(1000) })
+	g.OnDispose("c", nil) // removes
+	g.runDisposers()
+	g.runDisposers() // once
+	if runs.Load() != 11 {
+		t.Fatalf("runs %d, want 11", runs.Load())
+	}
+	lost := &Generation{s: s, lostCh: make(chan struct{}), values: map[string]any{}}
+	close(lost.lostCh)
+	lost.OnDispose("a", func() { t.Error("hook ran on a lost browser") })
+	lost.runDisposers()
+}

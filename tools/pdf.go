@@ -1,0 +1,32 @@
+package tools
+
+import (
+	"fmt"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// pdfTools is upstream's --caps=pdf tool.
+func pdfTools() []*Tool {
+	return []*Tool{
+		{Def: optDef("browser_pdf_save", "Save as PDF", "Save page as PDF", true,
+			props{"filename": pStr("File name to save the pdf to, relative to the output directory. Defaults to `page-{timestamp}.pdf` if not specified.")}),
+			Cap: "pdf", Handle: tabTool("browser_pdf_save", tabOpts{noPage: true}, pdfSave)},
+	}
+}
+
+func pdfSave(c *tabCall) error {
+	p, err := c.env.outputPath(c.args.String("filename", ""), "page", ".pdf")
+	if err != nil {
+		return err
+	}
+	data, err := c.tab.Page.PDF(playwright.PagePdfOptions{PrintBackground: playwright.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("save PDF: %s (PDF needs a headless browser)", friendlyError(err))
+	}
+	if _, err := c.env.writeOutput(p, "page", ".pdf", data); err != nil {
+		return err
+	}
+	c.resp.Result("- [Page as pdf](%s) (%d bytes)", relLink(p), len(data))
+	return nil
+}

@@ -1,0 +1,469 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// storageTools are upstream's --caps=storage tools: cookies, web storage and
+// storage state files. They act on the session's own browser context, so
+// nothing one session writes is visible to another.
+func storageTools() []*Tool {
+	quiet := tabOpts{noPage: true}
+	t := func(name, title, desc string, ro bool, p props, fn func(*tabCall) error, required ...string) *Tool {
+		return &Tool{Def: optDef(name, title, desc, ro, p, required...), Cap: "storage", Handle: tabTool(name, quiet, fn)}
+	}
+	tools := []*Tool{
+		t("browser_cookie_list", "List cookies", "List all cookies (optionally filtered by domain/path)", true,
+			props{"domain": pStr("Only cookies of this domain and its subdomains"), "path": pStr("Only cookies whose path starts with this")}, cookieList),
+		t("browser_cookie_get", "Get cookie", "Get a specific cookie by name", true,
+			props{"name": pStr("Cookie name to get")}, cookieGet, "name"),
+		t("browser_cookie_set", "Set cookie", "Set a cookie with optional flags (domain, path, expires, httpOnly, secure, sameSite). The domain defaults to the current page's host and must be that host or a parent domain of it: navigate to the site first.", false,
+			props{
+				"name":     pStr("Cookie name"),
+				"value":    pStr("Cookie value"),
+				"domain":   pStr("Cookie domain: the current page's host or a parent domain (prefix with a dot to include subdomains)"),
+				"path":     pStr("Cookie path (default /)"),
+				"expires":  pNum("Cookie expiration as Unix timestamp (seconds); omit for a session cookie"),
+				"httpOnly": pBool("Whether the cookie is HTTP only"),
+				"secure":   pBool("Whether the cookie is secure"),
+				"sameSite": pEnum("Cookie SameSite attribute", "Strict", "Lax", "None"),
+			}, cookieSet, "name", "value"),
+		t("browser_cookie_delete", "Delete cookie", "Delete a specific cookie", false,
+			props{"name": pStr("Cookie name to delete")}, cookieDelete, "name"),
+		t("browser_cookie_clear", "Clear cookies", "Clear all cookies", false, props{}, cookieClear),
+		t("browser_storage_state", "Save storage state", "Save storage state (cookies, local storage) to a file for later reuse", true,
+			props{"filename": pStr("File name to save the storage state to, relative to the output directory. Defaults to `storage-state-{timestamp}.json` if not specified.")}, storageStateSave),
+		t("browser_set_storage_state", "Restore storage state", "Restore storage state (cookies, local storage) from a file. This clears existing cookies and local storage before restoring.", false,
+			props{"filename": pStr("Path to the storage state file to restore from (relative names are taken in the output directory)")}, storageStateRestore, "filename"),
+	}
+	for _, kind := range []string{"local", "session"} {
+		k, n := kind, kind+"Storage"
+		pre := "browser_" + kind + "storage_"
+		tools = append(tools,
+			t(pre+"list", "List "+n, "List all "+n+" key-value pairs", true, props{}, webStorage(k, "list")),
+			t(pre+"get", "Get "+n+" item", "Get a "+n+" item by key", true, props{"key": pStr("Key to get")}, webStorage(k, "get"), "key"),
+			t(pre+"set", "Set "+n+" item", "Set a "+n+" item", false, props{"key": pStr("Key to set"), "value": pStr("Value to set")}, webStorage(k, "set"), "key", "value"),
+			t(pre+"delete", "Delete "+n+" item", "Delete a "+n+" item", false, props{"key": pStr("Key to delete")}, webStorage(k, "delete"), "key"),
+			t(pre+"clear", "Clear "+n, "Clear all "+n, false, props{}, webStorage(k, "clear")),
+		)
+	}
+	return tools
+}
+
+// maxShownValue bounds a cookie or storage value printed inline.
+const maxShownValue = 4096
+
+func shownValue(v string) string {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > maxShownValue {
+		s = s[:maxShownValue] + fmt.Sprintf("… (%d bytes)", len(v))
+	}
+	return s
+}
+
+func cookieLine(ck playwright.Cookie) string {
+	var flags []string
+	flags = append(flags, "domain="+ck.Domain, "path="+ck.Path)
+	if ck.Expires > 0 {
+		flags = append(flags, "expires="+time.Unix(int64(ck.Expires), 0).UTC().Format(time.RFC3339))
+	} else {
+		flags = append(flags, "session")
+	}
+	if ck.HttpOnly {
+		flags = append(flags, "httpOnly")
+	}
+	if ck.Secure {
+		flags = append(flags, "secure")
+	}
+	if ck.SameSite != nil {
+		flags = append(flags, "sameSite="+string(*ck.SameSite))
+	}
+	return fmt.Sprintf("- %s=%s (%s)", ck.Name, shownValue(ck.Value), strings.Join(flags, ", "))
+}
+
+// domainMatches reports whether a cookie's domain is domain or one of its
+// subdomains (RFC 6265 domain matching, a leading dot ignored).
+func domainMatches(cookieDomain, domain string) bool {
+	c := strings.ToLower(strings.TrimPrefix(cookieDomain, "."))
+	d := strings.ToLower(strings.TrimPrefix(domain, "."))
+	return c == d || strings.HasSuffix(c, "."+d)
+}
+
+func cookieList(c *tabCall) error {
+	cookies, err := c.gen.Context.Cookies()
+	if err != nil {
+		return fmt.Errorf("read cookies: %s", friendlyError(err))
+	}
+	domain, path := c.args.String("domain", ""), c.args.String("path", "")
+	var lines []string
+	for _, ck := range cookies {
+		if domain != "" && !domainMatches(ck.Domain, domain) {
+			continue
+		}
+		if path != "" && !strings.HasPrefix(ck.Path, path) {
+			continue
+		}
+		lines = append(lines, cookieLine(ck))
+	}
+	if len(lines) == 0 {
+		if domain != "" || path != "" {
+			c.resp.Result("No cookies match")
+		} else {
+			c.resp.Result("No cookies")
+		}
+		return nil
+	}
+	c.resp.ResultText(strings.Join(lines, "\n"))
+	return nil
+}
+
+func cookieGet(c *tabCall) error {
+	name := c.args.String("name", "")
+	cookies, err := c.gen.Context.Cookies()
+	if err != nil {
+		return fmt.Errorf("read cookies: %s", friendlyError(err))
+	}
+	var lines []string
+	for _, ck := range cookies {
+		if ck.Name == name {
+			lines = append(lines, cookieLine(ck))
+		}
+	}
+	if len(lines) == 0 {
+		c.resp.Result("Cookie %q not found", name)
+		return nil
+	}
+	c.resp.ResultText(strings.Join(lines, "\n"))
+	return nil
+}
+
+// cookieDomainAllowed applies the cookie policy: a cookie may be set for the
+// current page's host or a parent domain of it (what the page itself could
+// set), never for an unrelated site, so a page cannot talk an agent into
+// planting cookies elsewhere. It returns the page URL's origin.
+func cookieDomainAllowed(pageURL, domain string) (origin string, err error) {
+	u, err := url.Parse(pageURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return "", fmt.Errorf("the current page (%s) is not a web page: navigate to the cookie's site first — cookies are set for the current page's site", pageURL)
+	}
+	host := strings.ToLower(u.Hostname())
+	origin = u.Scheme + "://" + u.Host
+	if domain == "" {
+		return origin, nil
+	}
+	d := strings.ToLower(strings.TrimPrefix(domain, "."))
+	switch {
+	case d == host:
+		return origin, nil
+	case net.ParseIP(host) != nil:
+		// An IP address has no parent domains.
+	case strings.HasSuffix(host, "."+d) && strings.Contains(d, "."):
+		return origin, nil
+	}
+	return "", fmt.Errorf("cookie domain %q is not the current page's site %s: a cookie may only be set for the page's host or a parent domain of it; navigate to a page on %s first", domain, host, d)
+}
+
+func cookieSet(c *tabCall) error {
+	name, value := c.args.String("name", ""), c.args.String("value", "")
+	if strings.TrimSpace(name) == "" {
+		return errors.New("cookie name is empty")
+	}
+	domain := c.args.String("domain", "")
+	origin, err := cookieDomainAllowed(c.tab.Page.URL(), domain)
+	if err != nil {
+		return err
+	}
+	path := c.args.String("path", "/")
+	if !strings.HasPrefix(path, "/") {
+		return fmt.Errorf("cookie path %q must start with /", path)
+	}
+	ck := playwright.OptionalCookie{Name: name, Value: value}
+	if domain != "" {
+		ck.Domain, ck.Path = &domain, &path
+	} else {
+		u := origin + path
+		ck.URL = &u
+	}
+	if c.args.Has("expires") {
+		e := c.args.Number("expires", 0)
+		ck.Expires = &e
+	}
+	if c.args.Has("httpOnly") {
+		ck.HttpOnly = playwright.Bool(c.args.Bool("httpOnly", false))
+	}
+	if c.args.Has("secure") {
+		ck.Secure = playwright.Bool(c.args.Bool("secure", false))
+	}
+	if s := c.args.String("sameSite", ""); s != "" {
+		ss := playwright.SameSiteAttribute(s)
+		ck.SameSite = &ss
+	}
+	if err := c.gen.Context.AddCookies([]playwright.OptionalCookie{ck}); err != nil {
+		return fmt.Errorf("set cookie %s: %s", name, friendlyError(err))
+	}
+	// Chromium drops some cookies silently (SameSite=None without secure).
+	cookies, err := c.gen.Context.Cookies()
+	if err != nil {
+		return fmt.Errorf("read cookies: %s", friendlyError(err))
+	}
+	for _, got := range cookies {
+		if got.Name == name && got.Path == path && (domain == "" || domainMatches(got.Domain, domain)) {
+			c.resp.Result("Set cookie %s", strings.TrimPrefix(cookieLine(got), "- "))
+			return nil
+		}
+	}
+	return fmt.Errorf("the browser did not keep cookie %s (SameSite=None needs secure; an expiry in the past deletes it)", name)
+}
+
+func cookieDelete(c *tabCall) error {
+	name := c.args.String("name", "")
+	before, err := c.gen.Context.Cookies()
+	if err != nil {
+		return fmt.Errorf("read cookies: %s", friendlyError(err))
+	}
+	n := 0
+	for _, ck := range before {
+		if ck.Name == name {
+			n++
+		}
+	}
+	if n == 0 {
+		c.resp.Result("No cookie named %q", name)
+		return nil
+	}
+	if err := c.gen.Context.ClearCookies(playwright.BrowserContextClearCookiesOptions{Name: name}); err != nil {
+		return fmt.Errorf("delete cookie %s: %s", name, friendlyError(err))
+	}
+	c.resp.Result("Deleted %d cookie(s) named %q", n, name)
+	return nil
+}
+
+func cookieClear(c *tabCall) error {
+	before, err := c.gen.Context.Cookies()
+	if err != nil {
+		return fmt.Errorf("read cookies: %s", friendlyError(err))
+	}
+	if err := c.gen.Context.ClearCookies(); err != nil {
+		return fmt.Errorf("clear cookies: %s", friendlyError(err))
+	}
+	c.resp.Result("Cleared %d cookie(s)", len(before))
+	return nil
+}
+
+// webStorageJS runs one localStorage/sessionStorage operation in the page.
+const webStorageJS = `([kind, op, key, value]) => {
+	let s;
+	try {
+		s = kind === 'local' ? window.localStorage : window.sessionStorage;
+	} catch (e) {
+		return { error: 'this page has no ' + kind + 'Storage (' + e.message + '): navigate to a web page first' };
+	}
+	switch (op) {
+	case 'list': {
+		const out = [];
+		for (let i = 0; i < s.length; i++) { const k = s.key(i); out.push([k, s.getItem(k)]); }
+		return { items: out };
+	}
+	case 'get': return { value: s.getItem(key) };
+	case 'set':
+		try { s.setItem(key, value); } catch (e) { return { error: e.message }; }
+		return {};
+	case 'delete': { const had = s.getItem(key) !== null; s.removeItem(key); return { had }; }
+	case 'clear': { const n = s.length; s.clear(); return { n }; }
+	}
+}`
+
+func webStorage(kind, op string) func(*tabCall) error {
+	name := kind + "Storage"
+	return func(c *tabCall) error {
+		key, value := c.args.String("key", ""), c.args.String("value", "")
+		raw, err := c.tab.Page.Evaluate(webStorageJS, []any{kind, op, key, value})
+		if err != nil {
+			return fmt.Errorf("%s: %s", name, friendlyError(err))
+		}
+		res, _ := raw.(map[string]any)
+		if e, ok := res["error"].(string); ok {
+			return fmt.Errorf("%s: %s", name, e)
+		}
+		origin := c.tab.Page.URL()
+		if u, err := url.Parse(origin); err == nil && u.Host != "" {
+			origin = u.Scheme + "://" + u.Host
+		}
+		switch op {
+		case "list":
+			items, _ := res["items"].([]any)
+			if len(items) == 0 {
+				c.resp.Result("%s of %s is empty", name, origin)
+				return nil
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s of %s:\n", name, origin)
+			for _, it := range items {
+				kv, _ := it.([]any)
+				if len(kv) != 2 {
+					continue
+				}
+				k, _ := kv[0].(string)
+				v, _ := kv[1].(string)
+				fmt.Fprintf(&b, "- %s: %s\n", shownValue(k), shownValue(v))
+			}
+			c.resp.ResultText(b.String())
+		case "get":
+			v, ok := res["value"].(string)
+			if !ok {
+				c.resp.Result("%s item %s is not set", name, shownValue(key))
+				return nil
+			}
+			c.resp.Result("%s", shownValue(v))
+		case "set":
+			c.resp.Result("Set %s item %s", name, shownValue(key))
+		case "delete":
+			if had, _ := res["had"].(bool); !had {
+				c.resp.Result("%s item %s was not set", name, shownValue(key))
+				return nil
+			}
+			c.resp.Result("Deleted %s item %s", name, shownValue(key))
+		case "clear":
+			n, _ := toFloat(res["n"])
+			c.resp.Result("Cleared %d %s item(s) of %s", int(n), name, origin)
+		}
+		return nil
+	}
+}
+
+func storageStateSave(c *tabCall) error {
+	p, err := c.env.outputPath(c.args.String("filename", ""), "storage-state", ".json")
+	if err != nil {
+		return err
+	}
+	st, err := c.gen.Context.StorageState(playwright.BrowserContextStorageStateOptions{Path: &p})
+	if err != nil {
+		return fmt.Errorf("save storage state: %s", friendlyError(err))
+	}
+	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", relLink(p), len(st.Cookies), len(st.Origins))
+	return nil
+}
+
+// maxStateFile bounds a storage state file the server reads.
+const maxStateFile = 32 << 20
+
+// checkStorageState validates a storage state file's shape, so a malformed
+// file fails with what is wrong instead of a driver error.
+func checkStorageState(b []byte) (cookies, origins int, err error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return 0, 0, fmt.Errorf("not JSON (offset %d: %v)", se.Offset, err)
+		}
+		return 0, 0, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if doc == nil {
+		return 0, 0, errors.New("not a JSON object")
+	}
+	for k := range doc {
+		switch k {
+		case "cookies", "origins", "credentials":
+		default:
+			return 0, 0, fmt.Errorf("unknown key %q (a storage state has cookies and origins)", k)
+		}
+	}
+	var cs []map[string]any
+	if raw, ok := doc["cookies"]; ok {
+		if err := json.Unmarshal(raw, &cs); err != nil {
+			return 0, 0, errors.New(`"cookies" must be an array of objects`)
+		}
+	}
+	for i, ck := range cs {
+		for _, f := range []string{"name", "value", "domain", "path"} {
+			if _, ok := ck[f].(string); !ok {
+				return 0, 0, fmt.Errorf("cookies[%d]: %q must be a string", i, f)
+			}
+		}
+		if ck["name"] == "" || ck["domain"] == "" {
+			return 0, 0, fmt.Errorf("cookies[%d]: name and domain must not be empty", i)
+		}
+		if v, ok := ck["expires"]; ok {
+			if _, ok := v.(float64); !ok {
+				return 0, 0, fmt.Errorf("cookies[%d]: \"expires\" must be a number", i)
+			}
+		}
+		for _, f := range []string{"httpOnly", "secure"} {
+			if v, ok := ck[f]; ok {
+				if _, ok := v.(bool); !ok {
+					return 0, 0, fmt.Errorf("cookies[%d]: %q must be a boolean", i, f)
+				}
+			}
+		}
+		if v, ok := ck["sameSite"]; ok {
+			if s, _ := v.(string); s != "Strict" && s != "Lax" && s != "None" {
+				return 0, 0, fmt.Errorf("cookies[%d]: \"sameSite\" must be Strict, Lax or None", i)
+			}
+		}
+	}
+	var os_ []struct {
+		Origin       *string `json:"origin"`
+		LocalStorage []struct {
+			Name  *string `json:"name"`
+			Value *string `json:"value"`
+		} `json:"localStorage"`
+	}
+	if raw, ok := doc["origins"]; ok {
+		if err := json.Unmarshal(raw, &os_); err != nil {
+			return 0, 0, fmt.Errorf(`"origins" must be an array of {origin, localStorage: [{name, value}]}: %v`, err)
+		}
+	}
+	for i, o := range os_ {
+		if o.Origin == nil {
+			return 0, 0, fmt.Errorf("origins[%d]: \"origin\" is missing", i)
+		}
+		u, err := url.Parse(*o.Origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return 0, 0, fmt.Errorf("origins[%d]: %q is not an http(s) origin", i, *o.Origin)
+		}
+		for j, kv := range o.LocalStorage {
+			if kv.Name == nil || kv.Value == nil {
+				return 0, 0, fmt.Errorf("origins[%d].localStorage[%d]: name and value must be strings", i, j)
+			}
+		}
+	}
+	return len(cs), len(os_), nil
+}
+
+func storageStateRestore(c *tabCall) error {
+	name := c.args.String("filename", "")
+	p, err := c.env.readPath(name)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if st.Size() > maxStateFile {
+		return fmt.Errorf("%s is %d bytes; a storage state file may be at most %d", name, st.Size(), maxStateFile)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	nc, no, err := checkStorageState(b)
+	if err != nil {
+		return fmt.Errorf("%s is not a storage state file: %v; nothing was changed", name, err)
+	}
+	if err := c.gen.Context.SetStorageState(p); err != nil {
+		return fmt.Errorf("restore storage state from %s: %s", name, friendlyError(err))
+	}
+	c.resp.Result("Restored %d cookie(s) and localStorage of %d origin(s) from %s; the earlier cookies and localStorage were cleared", nc, no, relLink(p))
+	return nil
+}

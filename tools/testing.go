@@ -1,0 +1,283 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// testingTools are upstream's --caps=testing tools: a locator for test code,
+// and assertions that fail with isError.
+func testingTools() []*Tool {
+	quiet := tabOpts{noPage: true}
+	return []*Tool{
+		{Def: optDef("browser_generate_locator", "Create locator for element", "Generate locator for the given element to use in tests", true,
+			props{"element": elementProp, "target": targetProp}, "target"),
+			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_generate_locator", quiet, generateLocator)},
+		{Def: optDef("browser_verify_element_visible", "Verify element visible", "Verify element is visible on the page", false,
+			props{
+				"role":           pStr("ROLE of the element. Can be found in the snapshot like this: `- {ROLE} \"Accessible Name\":`"),
+				"accessibleName": pStr("ACCESSIBLE_NAME of the element. Can be found in the snapshot like this: `- role \"{ACCESSIBLE_NAME}\"`"),
+			}, "role", "accessibleName"),
+			Cap: "testing", Handle: tabTool("browser_verify_element_visible", quiet, verifyElementVisible)},
+		{Def: optDef("browser_verify_text_visible", "Verify text visible", "Verify text is visible on the page. Prefer browser_verify_element_visible if possible.", false,
+			props{"text": pStr("TEXT to verify. Can be found in the snapshot like this: `- role \"Accessible Name\": {TEXT}` or like this: `- text: {TEXT}`")}, "text"),
+			Cap: "testing", Handle: tabTool("browser_verify_text_visible", quiet, verifyTextVisible)},
+		{Def: optDef("browser_verify_list_visible", "Verify list visible", "Verify list is visible on the page", false,
+			props{"element": pStr("Human-readable list description"), "target": pStr("Exact target element reference that points to the list"), "items": pStrings("Items to verify")}, "element", "target", "items"),
+			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_verify_list_visible", quiet, verifyListVisible)},
+		{Def: optDef("browser_verify_value", "Verify value", "Verify element value", false,
+			props{
+				"type":    pEnum("Type of the element", "textbox", "checkbox", "radio", "combobox", "slider"),
+				"element": pStr("Human-readable element description"),
+				"target":  pStr("Exact target element reference from the page snapshot"),
+				"value":   pStr(`Value to verify. For checkbox, use "true" or "false".`),
+			}, "type", "element", "target", "value"),
+			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_verify_value", quiet, verifyValue)},
+	}
+}
+
+// selectorOf reads a locator's selector. playwright-go has no accessor and
+// no asLocator (Playwright's selector → code printer), both of which
+// upstream uses; the field is stable in the pinned version, and a change
+// makes generate_locator fail cleanly rather than print something wrong.
+func selectorOf(loc playwright.Locator) (string, bool) {
+	v := reflect.ValueOf(loc)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return "", false
+	}
+	f := v.FieldByName("selector")
+	if !f.IsValid() || f.Kind() != reflect.String {
+		return "", false
+	}
+	return f.String(), true
+}
+
+func generateLocator(c *tabCall) error {
+	target := c.args.String("target", "")
+	loc, err := c.locate(target)
+	if err != nil {
+		return err
+	}
+	sel, ok := selectorOf(loc.Normalize())
+	if !ok {
+		return fmt.Errorf("could not read the locator of %s", c.describe(target))
+	}
+	c.resp.ResultText(asLocator(sel))
+	return nil
+}
+
+// jsQuote renders s as a single-quoted JavaScript string.
+func jsQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`)
+	return "'" + r.Replace(s) + "'"
+}
+
+// quotedArg parses Playwright's `"text"i` / `"text"s` selector argument:
+// the JSON string and whether the match is exact.
+var quotedArg = regexp.MustCompile(`^("(?:[^"\\]|\\.)*")([is]?)$`)
+
+func parseQuoted(s string) (text string, exact, ok bool) {
+	m := quotedArg.FindStringSubmatch(s)
+	if m == nil {
+		return "", false, false
+	}
+	if err := json.Unmarshal([]byte(m[1]), &text); err != nil {
+		return "", false, false
+	}
+	return text, m[2] == "s", true
+}
+
+var attrPart = regexp.MustCompile(`\[([a-z-]+)=("(?:[^"\\]|\\.)*"[is]?|[^\]]*)\]`)
+
+// asLocator turns a Playwright selector (as Locator.Normalize resolves it)
+// into the locator code upstream prints, e.g.
+// internal:role=button[name="Submit"i] → getByRole('button', { name: 'Submit' }).
+// Parts it does not know print as locator('…').
+func asLocator(selector string) string {
+	parts := strings.Split(selector, " >> ")
+	var out []string
+	for _, p := range parts {
+		out = append(out, locatorPart(p))
+	}
+	return strings.Join(out, ".")
+}
+
+func locatorPart(p string) string {
+	exactOpt := func(exact bool) string {
+		if exact {
+			return ", { exact: true }"
+		}
+		return ""
+	}
+	switch {
+	case strings.HasPrefix(p, "internal:role="):
+		rest := strings.TrimPrefix(p, "internal:role=")
+		role := rest
+		if i := strings.IndexByte(rest, '['); i >= 0 {
+			role = rest[:i]
+		}
+		var opts []string
+		for _, m := range attrPart.FindAllStringSubmatch(rest[len(role):], -1) {
+			key, val := m[1], m[2]
+			if text, exact, ok := parseQuoted(val); ok {
+				opts = append(opts, fmt.Sprintf("%s: %s", key, jsQuote(text)))
+				if exact {
+					opts = append(opts, "exact: true")
+				}
+				continue
+			}
+			if key == "include-hidden" {
+				key = "includeHidden"
+			}
+			opts = append(opts, fmt.Sprintf("%s: %s", key, val))
+		}
+		if len(opts) == 0 {
+			return fmt.Sprintf("getByRole(%s)", jsQuote(role))
+		}
+		return fmt.Sprintf("getByRole(%s, { %s })", jsQuote(role), strings.Join(opts, ", "))
+	case strings.HasPrefix(p, "internal:testid="):
+		if m := attrPart.FindStringSubmatch(strings.TrimPrefix(p, "internal:testid=")); m != nil {
+			if text, _, ok := parseQuoted(m[2]); ok {
+				return fmt.Sprintf("getByTestId(%s)", jsQuote(text))
+			}
+		}
+	case strings.HasPrefix(p, "internal:label="):
+		if text, exact, ok := parseQuoted(strings.TrimPrefix(p, "internal:label=")); ok {
+			return fmt.Sprintf("getByLabel(%s%s)", jsQuote(text), exactOpt(exact))
+		}
+	case strings.HasPrefix(p, "internal:text="):
+		if text, exact, ok := parseQuoted(strings.TrimPrefix(p, "internal:text=")); ok {
+			return fmt.Sprintf("getByText(%s%s)", jsQuote(text), exactOpt(exact))
+		}
+	case strings.HasPrefix(p, "internal:has-text="):
+		if text, _, ok := parseQuoted(strings.TrimPrefix(p, "internal:has-text=")); ok {
+			return fmt.Sprintf("filter({ hasText: %s })", jsQuote(text))
+		}
+	case strings.HasPrefix(p, "internal:attr="):
+		if m := attrPart.FindStringSubmatch(strings.TrimPrefix(p, "internal:attr=")); m != nil {
+			if text, exact, ok := parseQuoted(m[2]); ok {
+				fn := map[string]string{"placeholder": "getByPlaceholder", "alt": "getByAltText", "title": "getByTitle"}[m[1]]
+				if fn != "" {
+					return fmt.Sprintf("%s(%s%s)", fn, jsQuote(text), exactOpt(exact))
+				}
+			}
+		}
+	case p == "internal:control=enter-frame":
+		return "contentFrame()"
+	case strings.HasPrefix(p, "nth="):
+		if n, err := strconv.Atoi(strings.TrimPrefix(p, "nth=")); err == nil {
+			switch n {
+			case 0:
+				return "first()"
+			case -1:
+				return "last()"
+			}
+			return fmt.Sprintf("nth(%d)", n)
+		}
+	}
+	return fmt.Sprintf("locator(%s)", jsQuote(strings.TrimPrefix(p, "css=")))
+}
+
+func verifyElementVisible(c *tabCall) error {
+	role, name := c.args.String("role", ""), c.args.String("accessibleName", "")
+	loc := c.tab.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name}).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)})
+	n, err := loc.Count()
+	if err != nil {
+		return fmt.Errorf("find %s %q: %s", role, name, friendlyError(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("element with role %q and accessible name %q is not visible", role, name)
+	}
+	c.resp.Result("Element %s %q is visible", role, name)
+	return nil
+}
+
+func verifyTextVisible(c *tabCall) error {
+	text := c.args.String("text", "")
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("text is empty")
+	}
+	n, err := c.tab.Page.GetByText(text).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+	if err != nil {
+		return fmt.Errorf("find text %q: %s", text, friendlyError(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("text %q is not visible", text)
+	}
+	c.resp.Result("Text %q is visible", text)
+	return nil
+}
+
+func verifyListVisible(c *tabCall) error {
+	target := c.args.String("target", "")
+	list, err := c.locate(target)
+	if err != nil {
+		return err
+	}
+	if ok, err := list.IsVisible(); err != nil || !ok {
+		return fmt.Errorf("list %s is not visible", c.describe(target))
+	}
+	var missing []string
+	for _, item := range c.args.Strings("items") {
+		n, err := list.GetByText(item).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+		if err != nil {
+			return fmt.Errorf("find item %q: %s", item, friendlyError(err))
+		}
+		if n == 0 {
+			missing = append(missing, strconv.Quote(item))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("list %s lacks visible item(s) %s", c.describe(target), strings.Join(missing, ", "))
+	}
+	c.resp.Result("List %s shows all %d item(s)", c.describe(target), len(c.args.Strings("items")))
+	return nil
+}
+
+func verifyValue(c *tabCall) error {
+	target := c.args.String("target", "")
+	loc, err := c.locate(target)
+	if err != nil {
+		return err
+	}
+	typ, want := c.args.String("type", ""), c.args.String("value", "")
+	var got string
+	switch typ {
+	case "checkbox", "radio":
+		if want != "true" && want != "false" {
+			return fmt.Errorf("for a %s, value must be \"true\" or \"false\", got %q", typ, want)
+		}
+		checked, err := loc.IsChecked()
+		if err != nil {
+			return fmt.Errorf("read %s: %s", c.describe(target), friendlyError(err))
+		}
+		got = strconv.FormatBool(checked)
+	default:
+		got, err = loc.InputValue()
+		if err != nil {
+			return fmt.Errorf("read %s: %s", c.describe(target), friendlyError(err))
+		}
+		if typ == "combobox" && got != want {
+			// A select matches by its selected option's label too.
+			if label, err := loc.Evaluate(`el => el.selectedOptions && el.selectedOptions[0] ? el.selectedOptions[0].label : null`, nil); err == nil {
+				if s, ok := label.(string); ok && s == want {
+					got = s
+				}
+			}
+		}
+	}
+	if got != want {
+		return fmt.Errorf("%s has value %q, expected %q", c.describe(target), got, want)
+	}
+	c.resp.Result("%s has value %q", c.describe(target), want)
+	return nil
+}
