@@ -57,6 +57,7 @@ func (c *tabCall) act(action func() error) error {
 // have landed when the action returns; the snapshot that follows runs after
 // the page's microtasks.
 func (c *tabCall) settle(navBefore, seq int) {
+	c.roundTrip()
 	if c.tab.LastNavSeq() != navBefore {
 		_ = c.tab.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(5000)})
 		waitLoaded(c.tab)
@@ -71,6 +72,23 @@ func (c *tabCall) settle(navBefore, seq int) {
 			return
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// roundTrip makes one bounded call into the page, so events the action set
+// off in the browser (a popup opening, a navigation starting) have reached
+// us before we look.
+func (c *tabCall) roundTrip() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = safely(func() error { _, err := c.tab.Page.Evaluate("() => 0"); return err })
+	}()
+	select {
+	case <-done:
+	case <-c.tab.ModalOpened():
+	case <-time.After(300 * time.Millisecond):
+	case <-c.ctx.Done():
 	}
 }
 
