@@ -46,3 +46,47 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDiff checks the diff of two arbitrary snapshots: it never panics, a
+// snapshot diffed with itself is unchanged, and no ref that is new in cur is
+// lost: each appears in the diff's text (every such line is printed when
+// nothing collapses and no budget cuts).
+func FuzzDiff(f *testing.F) {
+	seeds := []string{"", "- a [ref=e1]", "- a [ref=e1]:\n  - b [ref=e2]: x", "- list [ref=e3]:\n  - listitem [ref=e4]: one\n  - listitem [ref=e5]: two"}
+	files, _ := filepath.Glob(filepath.Join(testdataDir, "lab*.ai.yml"))
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			seeds = append(seeds, string(b))
+		}
+	}
+	for _, a := range seeds {
+		for _, b := range seeds {
+			f.Add(a, b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		prev, err1 := Parse(a)
+		cur, err2 := Parse(b)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		d := Diff(prev, cur, 0)
+		_ = DiffWith(prev, cur, DiffOptions{Budget: 200, Collapse: 2, RootNewOnly: true})
+		if self := Diff(cur, cur, 0); !self.Unchanged || self.Text != "" {
+			t.Fatalf("diff(a,a) not empty:\n%s", self.Text)
+		}
+		old := map[string]bool{}
+		prev.Walk(func(n *Node, _ int) bool {
+			if n.Ref != "" {
+				old[n.Ref] = true
+			}
+			return true
+		})
+		cur.Walk(func(n *Node, _ int) bool {
+			if n.Ref != "" && n.Kind == KindElement && !old[n.Ref] && !strings.Contains(d.Text, "[ref="+n.Ref+"]") {
+				t.Fatalf("new ref %s missing from the diff:\n%s", n.Ref, d.Text)
+			}
+			return true
+		})
+	})
+}

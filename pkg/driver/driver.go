@@ -308,12 +308,19 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		}
 	}
 	o.exportEnv()
-	if shim, err := versionShim(o); err == nil && shim != "" {
+	var pw *playwright.Playwright
+	var err error
+	if shim, serr := versionShim(o); serr == nil && shim != "" {
+		// Only for this Run: the environment names the real node again
+		// afterwards, so a later Run never wraps a shim in a shim.
 		processEnv.Lock()
 		os.Setenv("PLAYWRIGHT_NODEJS_PATH", shim)
+		pw, err = playwright.Run(o.runOptions())
+		os.Setenv("PLAYWRIGHT_NODEJS_PATH", o.NodePath)
 		processEnv.Unlock()
+	} else {
+		pw, err = playwright.Run(o.runOptions())
 	}
-	pw, err := playwright.Run(o.runOptions())
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)
 	}

@@ -172,3 +172,29 @@ func TestVersionShim(t *testing.T) {
 		t.Fatalf("passthrough %q %v", out, err)
 	}
 }
+
+// TestShimIsPerRun starts the real driver twice: the environment names the
+// real node between runs, so the second run does not wrap the first's shim.
+func TestShimIsPerRun(t *testing.T) {
+	o := Options{}.Resolved()
+	if _, err := os.Stat(o.CLIPath()); err != nil {
+		t.Fatalf("driver not installed (run `go run ./cmd/cloakbrowser-mcp install --driver-only`): %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		d := Start(Options{}, false)
+		if _, err := d.Get(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := os.Getenv("PLAYWRIGHT_NODEJS_PATH"); strings.HasPrefix(got, o.Dir) {
+			t.Fatalf("PLAYWRIGHT_NODEJS_PATH left pointing at a shim: %s", got)
+		}
+		d.Close()
+	}
+	shims, _ := filepath.Glob(filepath.Join(o.Dir, "node-*"))
+	for _, s := range shims {
+		b, _ := os.ReadFile(s)
+		if strings.Contains(string(b), "exec '"+o.Dir) {
+			t.Fatalf("shim %s wraps another shim:\n%s", s, b)
+		}
+	}
+}
