@@ -34,26 +34,10 @@ func evaluate(c *tabCall) error {
 		}
 	}
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
-	type result struct {
-		v   any
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		var r result
-		r.err = safely(func() (err error) {
-			if loc != nil {
-				r.v, err = loc.Evaluate(fn, nil)
-			} else {
-				r.v, err = c.tab.Page.Evaluate(fn)
-			}
-			return err
-		})
-		ch <- r
-	}()
+	ch := c.evaluateAsync(loc, fn)
 	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)
 	defer cancel()
-	var r result
+	var r evalResult
 	select {
 	case r = <-ch:
 	case <-c.tab.ModalOpened():
@@ -89,4 +73,30 @@ func evaluate(c *tabCall) error {
 func runCodeUnsafe(_ context.Context, _ *Env, _ Args) *Response {
 	return (&Response{}).Error("browser_run_code_unsafe is not supported by cloakbrowser-mcp: it would run arbitrary code in the server process. " +
 		"Use browser_evaluate to run JavaScript in the page, and the browser_* tools for Playwright actions.")
+}
+
+// evalResult is what an evaluation in the page returned.
+type evalResult struct {
+	v   any
+	err error
+}
+
+// evaluateAsync runs fn on the element (or the page when loc is nil) and
+// delivers the result on the channel, so callers can race it against a
+// timeout or a dialog.
+func (c *tabCall) evaluateAsync(loc playwright.Locator, fn string) <-chan evalResult {
+	ch := make(chan evalResult, 1)
+	go func() {
+		var r evalResult
+		r.err = safely(func() (err error) {
+			if loc != nil {
+				r.v, err = loc.Evaluate(fn, nil)
+			} else {
+				r.v, err = c.tab.Page.Evaluate(fn)
+			}
+			return err
+		})
+		ch <- r
+	}()
+	return ch
 }

@@ -309,26 +309,10 @@ func evaluateWithTimeout(c *tabCall) error {
 	}
 	timeout := seconds(c.args.Number("timeout", 5))
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
-	type result struct {
-		v   any
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		var r result
-		r.err = safely(func() (err error) {
-			if loc != nil {
-				r.v, err = loc.Evaluate(fn, nil)
-			} else {
-				r.v, err = c.tab.Page.Evaluate(fn)
-			}
-			return err
-		})
-		ch <- r
-	}()
+	ch := c.evaluateAsync(loc, fn)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var r result
+	var r evalResult
 	select {
 	case r = <-ch:
 	case <-c.tab.ModalOpened():
