@@ -75,6 +75,8 @@ func TestStartWithoutDriverFailsClearly(t *testing.T) {
 // TestInstallFromUnreachableRegistry shows the error an offline machine gets.
 func TestInstallFromUnreachableRegistry(t *testing.T) {
 	t.Setenv("PLAYWRIGHT_GO_NPM_REGISTRY", "")
+	// Install exports the node it used; restore it for the tests after.
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", os.Getenv("PLAYWRIGHT_NODEJS_PATH"))
 	_, err := Install(t.Context(), Options{Dir: t.TempDir(), NodePath: fakeNode(t, "v20.0.0"), Registry: "http://127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "PLAYWRIGHT_GO_NPM_REGISTRY") {
 		t.Fatalf("err %v", err)
@@ -176,6 +178,7 @@ func TestVersionShim(t *testing.T) {
 // TestShimIsPerRun starts the real driver twice: the environment names the
 // real node between runs, so the second run does not wrap the first's shim.
 func TestShimIsPerRun(t *testing.T) {
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", "") // node on PATH
 	o := Options{}.Resolved()
 	if _, err := os.Stat(o.CLIPath()); err != nil {
 		t.Fatalf("driver not installed (run `go run ./cmd/cloakbrowser-mcp install --driver-only`): %v", err)
@@ -190,11 +193,12 @@ func TestShimIsPerRun(t *testing.T) {
 		}
 		d.Close()
 	}
-	shims, _ := filepath.Glob(filepath.Join(o.Dir, "node-*"))
-	for _, s := range shims {
-		b, _ := os.ReadFile(s)
-		if strings.Contains(string(b), "exec '"+o.Dir) {
-			t.Fatalf("shim %s wraps another shim:\n%s", s, b)
-		}
+	shim, err := versionShim(o)
+	if err != nil || shim == "" {
+		t.Fatalf("shim: %q %v", shim, err)
+	}
+	b, _ := os.ReadFile(shim)
+	if strings.Contains(string(b), "exec '"+o.Dir) {
+		t.Fatalf("shim %s wraps another shim:\n%s", shim, b)
 	}
 }
