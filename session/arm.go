@@ -11,10 +11,10 @@ type armed struct {
 const keyArmed = "session.armed"
 
 func (t *Tab) armedLocked() *armed {
-	a, _ := t.snapshots[keyArmed].(*armed)
+	a, _ := t.values[keyArmed].(*armed)
 	if a == nil {
 		a = &armed{}
-		t.snapshots[keyArmed] = a
+		t.values[keyArmed] = a
 	}
 	return a
 }

@@ -144,6 +144,14 @@ func (g *Generation) Tabs() []*Tab {
 	return append([]*Tab(nil), g.tabs...)
 }
 
+// Selected returns the selected tab, or nil; unlike CurrentTab it never
+// opens or replaces one.
+func (g *Generation) Selected() *Tab {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.current
+}
+
 // CurrentTab returns the selected tab, opening one if none is open.
 func (g *Generation) CurrentTab(ctx context.Context) (*Tab, error) {
 	g.mu.Lock()

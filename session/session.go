@@ -149,7 +149,6 @@ type Session struct {
 	lastGen  int
 	flight   *launchFlight
 	closed   bool
-	inflight sync.WaitGroup
 	hooks    []func(*Generation)
 	lostHook []func(*Generation)
 	cdp      *CDP // set by EnableCDP before the first launch
@@ -294,15 +293,7 @@ func (s *Session) ready(ctx context.Context, g *Generation) error {
 // Do runs fn on the session's ready generation, launching or restarting the
 // browser first when needed. fn runs at most once.
 func (s *Session) Do(ctx context.Context, fn func(ctx context.Context, g *Generation) error) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	defer s.inflight.Done()
-	g, err := s.Generation(ctx)
+	g, err := s.Generation(ctx) // refuses with ErrClosed after Close
 	if err != nil {
 		return err
 	}

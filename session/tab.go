@@ -69,7 +69,7 @@ type Tab struct {
 	crashed   bool
 	closed    bool
 	snapshot  string // last AI snapshot text (for diffs)
-	snapshots map[string]any
+	values    map[string]any
 	lastNav   int                        // seq at the last main-frame navigation
 	loadedNav int                        // lastNav when the load event last fired
 	reported  int                        // events up to this seq were already reported
@@ -91,7 +91,7 @@ func cut(s string) string {
 }
 
 func newTab(g *Generation, p playwright.Page, id int) *Tab {
-	t := &Tab{Page: p, ID: id, g: g, snapshots: map[string]any{}, inflight: map[playwright.Request]int{}}
+	t := &Tab{Page: p, ID: id, g: g, values: map[string]any{}, inflight: map[playwright.Request]int{}}
 	p.OnClose(func(playwright.Page) {
 		t.mu.Lock()
 		t.closed = true
@@ -407,13 +407,13 @@ func (t *Tab) SetLastSnapshot(s string) {
 func (t *Tab) Value(key string) any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.snapshots[key]
+	return t.values[key]
 }
 
 // SetValue stores per-tab data that dies with the tab.
 func (t *Tab) SetValue(key string, v any) {
 	t.mu.Lock()
-	t.snapshots[key] = v
+	t.values[key] = v
 	t.mu.Unlock()
 }
 

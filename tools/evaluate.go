@@ -22,16 +22,9 @@ func evaluateTools() []*Tool {
 }
 
 func evaluate(c *tabCall) error {
-	fn := strings.TrimSpace(c.args.String("function", ""))
-	if fn == "" {
-		return fmt.Errorf("function is empty: pass e.g. () => document.title")
-	}
-	var loc playwright.Locator
-	if t := c.args.String("target", ""); t != "" {
-		var err error
-		if loc, err = c.locate(t); err != nil {
-			return err
-		}
+	fn, loc, err := c.evalArgs()
+	if err != nil {
+		return err
 	}
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	ch := c.evaluateAsync(loc, fn)
@@ -73,6 +66,19 @@ func evaluate(c *tabCall) error {
 func runCodeUnsafe(_ context.Context, _ *Env, _ Args) *Response {
 	return (&Response{}).Error("browser_run_code_unsafe is not supported by cloakbrowser-mcp: it would run arbitrary code in the server process. " +
 		"Use browser_evaluate to run JavaScript in the page, and the browser_* tools for Playwright actions.")
+}
+
+// evalArgs reads the function and optional target of the evaluate tools.
+func (c *tabCall) evalArgs() (string, playwright.Locator, error) {
+	fn := strings.TrimSpace(c.args.String("function", ""))
+	if fn == "" {
+		return "", nil, fmt.Errorf("function is empty: pass e.g. () => document.title")
+	}
+	if t := c.args.String("target", ""); t != "" {
+		loc, err := c.locate(t)
+		return fn, loc, err
+	}
+	return fn, nil, nil
 }
 
 // evalResult is what an evaluation in the page returned.

@@ -64,7 +64,7 @@ func binaryInfo(ctx context.Context, env *Env, _ Args) *Response {
 
 func bridgeInfo(ctx context.Context, env *Env, _ Args) *Response {
 	upstreamCount, local := 0, []string{}
-	for _, t := range Enabled(env.Caps) {
+	for _, t := range env.listed {
 		if t.Cap == "local" {
 			local = append(local, t.Def.Name)
 		} else if _, ok := upstream[t.Def.Name]; ok {

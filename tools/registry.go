@@ -40,6 +40,9 @@ type Env struct {
 	BridgeInfo func(ctx context.Context) map[string]any
 	// Log receives per-call logs.
 	Log zerolog.Logger
+
+	// listed are the tools Register added, in order.
+	listed []*Tool
 }
 
 // Tool is one MCP tool: its definition, its capability group and its handler.
@@ -124,6 +127,7 @@ func Register(s *server.MCPServer, env *Env) error {
 		}
 		t.schema = sc
 		s.AddTool(t.Def, env.handler(t))
+		env.listed = append(env.listed, t)
 	}
 	return nil
 }

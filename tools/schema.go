@@ -47,16 +47,6 @@ func loadUpstream() map[string]upstreamTool {
 	return m
 }
 
-// UpstreamToolNames lists the tools of @playwright/mcp 0.0.83's schema file.
-func UpstreamToolNames() []string {
-	names := make([]string, 0, len(upstream))
-	for n := range upstream {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // upstreamDef returns the MCP tool definition of an upstream tool, with the
 // exact schema upstream publishes.
 func upstreamDef(name string) mcp.Tool {

@@ -292,16 +292,9 @@ func setLocale(c *tabCall) error {
 }
 
 func evaluateWithTimeout(c *tabCall) error {
-	fn := strings.TrimSpace(c.args.String("function", ""))
-	if fn == "" {
-		return fmt.Errorf("function is empty: pass e.g. () => document.title")
-	}
-	var loc playwright.Locator
-	if t := c.args.String("target", ""); t != "" {
-		var err error
-		if loc, err = c.locate(t); err != nil {
-			return err
-		}
+	fn, loc, err := c.evalArgs()
+	if err != nil {
+		return err
 	}
 	// Open the CDP session now: it is what stops a runaway script.
 	if _, err := c.cdpSession(); err != nil {

@@ -144,9 +144,7 @@ func (c *tabCall) addModal() bool {
 
 func pageLines(t *session.Tab) []string {
 	lines := []string{"- Page URL: " + t.Page.URL()}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if title, err := titleOf(ctx, t.Page); err == nil {
+	if title, ok := tabTitle(t); ok {
 		lines = append(lines, "- Page Title: "+title)
 	}
 	if t.Crashed() {
@@ -170,6 +168,27 @@ func consoleCounts(t *session.Tab) (errs, warns int) {
 	return
 }
 
+// keyTitle caches a tab's last title: a page blocked by a dialog cannot
+// answer, and a response must not wait on it.
+const keyTitle = "title"
+
+// tabTitle reads a tab's title (bounded to 2 s), or the last one read while
+// a dialog blocks the page.
+func tabTitle(t *session.Tab) (string, bool) {
+	cached, ok := t.Value(keyTitle).(string)
+	if len(t.Modals()) > 0 {
+		return cached, ok
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	title, err := titleOf(ctx, t.Page)
+	if err != nil {
+		return cached, ok
+	}
+	t.SetValue(keyTitle, title)
+	return title, true
+}
+
 func titleOf(ctx context.Context, p playwright.Page) (string, error) {
 	ch := make(chan struct {
 		s   string
@@ -191,10 +210,10 @@ func titleOf(ctx context.Context, p playwright.Page) (string, error) {
 }
 
 func tabLines(g *session.Generation) []string {
-	cur, _ := g.CurrentTab(context.Background())
+	cur := g.Selected()
 	var lines []string
 	for i, t := range g.Tabs() {
-		title, _ := titleOf(context.Background(), t.Page)
+		title, _ := tabTitle(t)
 		mark := ""
 		if t == cur {
 			mark = "(current) "

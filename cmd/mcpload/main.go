@@ -10,7 +10,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -212,7 +211,7 @@ func startServer(ctx context.Context, o options, bin, work, mode string) (*serve
 	go func() { s.exited <- s.cmd.Wait() }()
 	deadline := time.After(30 * time.Second)
 	for s.url == "" {
-		s.url = listenURL(s.stderr.String())
+		s.url = mcptest.ListenURL(s.stderr.String())
 		if s.url != "" {
 			break
 		}
@@ -254,22 +253,6 @@ func (s *server) stop() (left []int, stopErr error) {
 		stopErr = errors.Join(stopErr, fmt.Errorf("processes survive SIGKILL: %v", rest))
 	}
 	return left, stopErr
-}
-
-// listenURL finds the endpoint URL in the server's JSON log.
-func listenURL(log string) string {
-	sc := bufio.NewScanner(strings.NewReader(log))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l struct {
-			Message string `json:"message"`
-			URL     string `json:"url"`
-		}
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Message == "serving MCP over streamable HTTP" {
-			return l.URL
-		}
-	}
-	return ""
 }
 
 func tail(s string, n int) string {

@@ -279,15 +279,6 @@ func PrintUsage(w io.Writer) {
 	}
 }
 
-// Settings lists every flag with its env vars (for docs and tests).
-func Settings() map[string][]string {
-	m := map[string][]string{}
-	for _, s := range settings {
-		m[s.flags[0]] = append([]string(nil), s.env...)
-	}
-	return m
-}
-
 // fileConfig is the JSON config file: a subset of @playwright/mcp's keys plus
 // this server's own.
 type fileConfig struct {

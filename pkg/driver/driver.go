@@ -226,7 +226,6 @@ var ErrStopped = errors.New("playwright driver stopped")
 type Driver struct {
 	opts        Options
 	autoInstall bool
-	first       *instance // the first start, for StartupTime
 
 	mu       sync.Mutex
 	cur      *instance
@@ -243,7 +242,6 @@ type instance struct {
 	done    chan struct{} // closed when the start has finished
 	pw      *playwright.Playwright
 	err     error
-	elapsed time.Duration
 	exited  chan struct{} // closed when the started process has exited
 }
 
@@ -252,7 +250,6 @@ type instance struct {
 func Start(o Options, autoInstall bool) *Driver {
 	d := &Driver{opts: o.Resolved(), autoInstall: autoInstall}
 	d.cur = d.start(false)
-	d.first = d.cur
 	return d
 }
 
@@ -260,9 +257,8 @@ func Start(o Options, autoInstall bool) *Driver {
 func (d *Driver) start(restart bool) *instance {
 	inst := &instance{restart: restart, done: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
-		begun := time.Now()
 		pw, err := d.run(d.autoInstall && !restart)
-		inst.pw, inst.err, inst.elapsed = pw, err, time.Since(begun)
+		inst.pw, inst.err = pw, err
 		if err != nil {
 			close(inst.exited)
 		} else {
@@ -376,30 +372,6 @@ func (d *Driver) Exited(pw *playwright.Playwright) <-chan struct{} {
 	default:
 	}
 	return closedCh
-}
-
-// Ready reports whether the driver finished starting, and its error if any.
-func (d *Driver) Ready() (bool, error) {
-	d.mu.Lock()
-	inst := d.cur
-	d.mu.Unlock()
-	select {
-	case <-inst.done:
-		return true, inst.err
-	default:
-		return false, nil
-	}
-}
-
-// StartupTime is how long the first start of the driver took (zero until it
-// has finished).
-func (d *Driver) StartupTime() time.Duration {
-	select {
-	case <-d.first.done:
-		return d.first.elapsed
-	default:
-		return 0
-	}
 }
 
 // Restarts counts the replacements started after the driver process died.

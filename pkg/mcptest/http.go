@@ -165,7 +165,7 @@ func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 	})
 	deadline := time.After(30 * time.Second)
 	for h.URL == "" {
-		h.URL = listenURL(stderr.String())
+		h.URL = ListenURL(stderr.String())
 		if h.URL != "" {
 			break
 		}
@@ -184,8 +184,9 @@ func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 	return h
 }
 
-// listenURL finds the endpoint URL in the server's JSON log.
-func listenURL(log string) string {
+// ListenURL finds the MCP endpoint URL in a server's JSON log (the
+// "serving MCP over streamable HTTP" line), or "" if it is not there yet.
+func ListenURL(log string) string {
 	sc := bufio.NewScanner(strings.NewReader(log))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {

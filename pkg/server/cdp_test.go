@@ -149,8 +149,7 @@ func browserWS(t *testing.T, discoveryURL string) string {
 func TestCDPStdio(t *testing.T) {
 	portRange, port := freePorts(t, 1)
 	srv := pages(t)
-	c, out := inProcess(t, "--cdp-enabled", "--cdp-port-range", portRange)
-	_ = out
+	c, _ := inProcess(t, "--cdp-enabled", "--cdp-port-range", portRange)
 
 	if info, _ := bridgeCDP(t, c); !info.Enabled || info.Port != port {
 		t.Fatalf("cdp before any browser call: %+v", info)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -164,5 +163,4 @@ func printDoctor(w io.Writer, r DoctorReport) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", strings.TrimSpace(p))
 	}
-	_ = os.Stdout
 }

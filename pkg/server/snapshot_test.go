@@ -135,8 +135,7 @@ func TestSnapshotContent(t *testing.T) {
 				t.Fatalf("frames snapshot lacks %q:\n%s", want, snap)
 			}
 		}
-		ref := refFor(t, snap+"\n", `button "Frame button"`)
-		_ = ref
+		refFor(t, snap+"\n", `button "Frame button"`) // fails the test when there is none
 		fref := regexp.MustCompile(`button "Frame button" \[ref=(f\d+e\d+)\]`).FindStringSubmatch(snap)[1]
 		must(t, c, "browser_click", map[string]any{"target": fref}, "Frame clicked")
 	})
@@ -198,9 +197,7 @@ func TestSnapshotContent(t *testing.T) {
 		if n := strings.Count(inter, `button "Ship `); n != 1500 {
 			t.Fatalf("interactive role snapshot has %d of 1500 buttons", n)
 		}
-		if len(inter)*100/len(full) > 60 {
-			t.Logf("interactive+compact role snapshot is %d%% of the AI snapshot", len(inter)*100/len(full))
-		}
+		t.Logf("interactive+compact role snapshot is %d%% of the AI snapshot", len(inter)*100/len(full))
 		// A ref from the role snapshot acts on the right row.
 		ref := regexp.MustCompile(`button "Ship 700" \[ref=(r\d+)\]`).FindStringSubmatch(inter)
 		if ref == nil {

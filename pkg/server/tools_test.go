@@ -103,8 +103,7 @@ func TestEveryCoreTool(t *testing.T) {
 		must(t, c, "browser_press_key", map[string]any{"key": "ArrowLeft"}, "Key ArrowLeft")
 	})
 	t.Run("dialogs and modal state", func(t *testing.T) {
-		out := must(t, c, "browser_click", map[string]any{"target": ref(`button "Confirm"`)}, "### Modal state", `"confirm" dialog with message "Proceed?"`, "browser_handle_dialog")
-		_ = out
+		must(t, c, "browser_click", map[string]any{"target": ref(`button "Confirm"`)}, "### Modal state", `"confirm" dialog with message "Proceed?"`, "browser_handle_dialog")
 		fails(t, c, "browser_click", map[string]any{"target": "#keys"}, `does not handle the modal state`)
 		fails(t, c, "browser_file_upload", map[string]any{}, "does not handle the modal state")
 		must(t, c, "browser_handle_dialog", map[string]any{"accept": true}, "Confirmed")
@@ -190,8 +189,7 @@ func TestEveryCoreTool(t *testing.T) {
 	})
 	t.Run("tabs", func(t *testing.T) {
 		must(t, c, "browser_click", map[string]any{"target": ref(`button "Open tab"`)}, "### Open tabs")
-		list := must(t, c, "browser_tabs", map[string]any{"action": "list"}, "- 0:", "- 1:", "other.html")
-		_ = list
+		must(t, c, "browser_tabs", map[string]any{"action": "list"}, "- 0:", "- 1:", "other.html")
 		must(t, c, "browser_tabs", map[string]any{"action": "select", "index": 1}, "(current) [Other]")
 		// A ref from tab 0's snapshot used on tab 1.
 		fails(t, c, "browser_click", map[string]any{"target": ref(`button "Log"`)}, "from tab 0's snapshot")
