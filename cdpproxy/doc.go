@@ -3,7 +3,8 @@
 //
 // It sits beside the MCP flow: a session owns one Proxy, points it at the
 // current browser generation's internal endpoint, and revokes it when that
-// browser is lost. The package imports nothing else of this module.
+// browser is lost. Of this module it imports only internal/portrange, the
+// port-range parser it shares with pkg/config's validation.
 //
 // A session's life, in order:
 //

@@ -9,65 +9,23 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/portrange"
 )
 
-// PortRange is an inclusive range of TCP ports, First <= Last, both in 1–65535.
-type PortRange struct {
-	First, Last int
-}
-
-// String formats the range as ParsePortRange accepts it: "9222" or "9222-9230".
-func (r PortRange) String() string {
-	if r.First == r.Last {
-		return strconv.Itoa(r.First)
-	}
-	return strconv.Itoa(r.First) + "-" + strconv.Itoa(r.Last)
-}
-
-// Len is the number of ports in the range.
-func (r PortRange) Len() int { return r.Last - r.First + 1 }
+// PortRange is an inclusive range of TCP ports, First <= Last, both in
+// 1–65535. Its String formats it as ParsePortRange accepts it ("9222" or
+// "9222-9230") and Len counts its ports.
+type PortRange = portrange.Range
 
 // ParsePortRange parses "9222" or "9222-9230" (the --cdp-port-range flag).
 // Ports are decimal, 1–65535, and the first may not exceed the last.
 func ParsePortRange(s string) (PortRange, error) {
-	spec := strings.TrimSpace(s)
-	if spec == "" {
-		return PortRange{}, fmt.Errorf("cdpproxy: port range %q: empty; want a port like 9222 or a range like 9222-9230", s)
-	}
-	firstStr, lastStr, isRange := strings.Cut(spec, "-")
-	first, err := parsePort(firstStr)
+	r, err := portrange.Parse(s)
 	if err != nil {
-		return PortRange{}, fmt.Errorf("cdpproxy: port range %q: %v", s, err)
+		return PortRange{}, fmt.Errorf("cdpproxy: %w", err)
 	}
-	last := first
-	if isRange {
-		if last, err = parsePort(lastStr); err != nil {
-			return PortRange{}, fmt.Errorf("cdpproxy: port range %q: %v", s, err)
-		}
-	}
-	if first > last {
-		return PortRange{}, fmt.Errorf("cdpproxy: port range %q: reversed: first port %d is above last port %d", s, first, last)
-	}
-	return PortRange{First: first, Last: last}, nil
-}
-
-func parsePort(s string) (int, error) {
-	if s == "" {
-		return 0, errors.New("missing port number")
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("port %q is not a decimal number", s)
-		}
-	}
-	if len(s) > 5 {
-		return 0, fmt.Errorf("port %s out of range 1-65535", s)
-	}
-	n, _ := strconv.Atoi(s)
-	if n < 1 || n > 65535 {
-		return 0, fmt.Errorf("port %d out of range 1-65535", n)
-	}
-	return n, nil
+	return r, nil
 }
 
 // Leaser hands out ports of one range on one host, one [Lease] per caller

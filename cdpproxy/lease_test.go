@@ -10,6 +10,9 @@ import (
 	"testing"
 )
 
+// TestParsePortRange checks the cdpproxy face of internal/portrange (whose
+// own test has the full table): the package prefix, the quoted input, and
+// that the range is usable as the leaser's.
 func TestParsePortRange(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -17,26 +20,11 @@ func TestParsePortRange(t *testing.T) {
 		want    PortRange
 		wantErr string // substring; empty means success
 	}{
-		{name: "single", in: "9222", want: PortRange{9222, 9222}},
-		{name: "range", in: "9222-9230", want: PortRange{9222, 9230}},
-		{name: "same ends", in: "9222-9222", want: PortRange{9222, 9222}},
-		{name: "spaces around", in: " 9222-9230 ", want: PortRange{9222, 9230}},
-		{name: "whole space", in: "1-65535", want: PortRange{1, 65535}},
+		{name: "single", in: "9222", want: PortRange{First: 9222, Last: 9222}},
+		{name: "range", in: " 9222-9230 ", want: PortRange{First: 9222, Last: 9230}},
 		{name: "empty", in: "", wantErr: "empty"},
-		{name: "blank", in: "   ", wantErr: "empty"},
-		{name: "zero", in: "0", wantErr: "out of range"},
-		{name: "too high", in: "65536", wantErr: "out of range"},
-		{name: "too long", in: "0009222", wantErr: "out of range"},
-		{name: "range end too high", in: "9222-70000", wantErr: "out of range"},
 		{name: "reversed", in: "9230-9222", wantErr: "reversed"},
 		{name: "junk", in: "abc", wantErr: "not a decimal"},
-		{name: "sign", in: "+9222", wantErr: "not a decimal"},
-		{name: "hex", in: "0x22", wantErr: "not a decimal"},
-		{name: "open end", in: "9222-", wantErr: "missing"},
-		{name: "open start", in: "-9222", wantErr: "missing"},
-		{name: "three parts", in: "1-2-3", wantErr: "not a decimal"},
-		{name: "inner spaces", in: "9222 - 9230", wantErr: "not a decimal"},
-		{name: "comma list", in: "9222,9223", wantErr: "not a decimal"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,16 +33,16 @@ func TestParsePortRange(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParsePortRange(%q) = %v, %v; want error containing %q", tt.in, got, err, tt.wantErr)
 				}
-				if !strings.Contains(err.Error(), strconv.Quote(tt.in)) {
-					t.Errorf("error %q does not quote the input", err)
+				if want := "cdpproxy: port range " + strconv.Quote(tt.in) + ": "; !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("error %q does not start with %q", err, want)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
 				t.Fatalf("ParsePortRange(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 			}
-			if back, err := ParsePortRange(got.String()); err != nil || back != got {
-				t.Errorf("String() %q does not round-trip: %v, %v", got.String(), back, err)
+			if got.Len() != tt.want.Last-tt.want.First+1 {
+				t.Errorf("Len() = %d", got.Len())
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/portrange"
 )
 
 // Proxy states reported by [Proxy.State] (the bridge's cdp.state).
@@ -229,8 +231,8 @@ func parseUpstream(s string) (*url.URL, error) {
 	if !isLoopbackHost(u.Hostname()) {
 		return nil, fmt.Errorf("cdpproxy: upstream %q: the browser's DevTools endpoint must be on loopback", s)
 	}
-	if _, err := parsePort(u.Port()); err != nil {
-		return nil, fmt.Errorf("cdpproxy: upstream %q: %v", s, err)
+	if _, err := portrange.ParsePort(u.Port()); err != nil {
+		return nil, fmt.Errorf("cdpproxy: upstream %q: %w", s, err)
 	}
 	return &url.URL{Scheme: "http", Host: u.Host}, nil
 }

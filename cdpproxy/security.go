@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/portrange"
 )
 
 // isLoopbackHost reports "localhost" or a loopback IP literal (127/8, ::1).
@@ -57,7 +59,7 @@ func parseAuthority(s string, defaultPort int) (hostPort, bool) {
 			return hostPort{}, false
 		}
 	} else {
-		n, perr := parsePort(portStr)
+		n, perr := portrange.ParsePort(portStr)
 		if perr != nil {
 			return hostPort{}, false
 		}

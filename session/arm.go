@@ -8,16 +8,7 @@ type armed struct {
 	chooser func(playwright.FileChooser)
 }
 
-const keyArmed = "session.armed"
-
-func (t *Tab) armedLocked() *armed {
-	a, _ := t.values[keyArmed].(*armed)
-	if a == nil {
-		a = &armed{}
-		t.values[keyArmed] = a
-	}
-	return a
-}
+func (t *Tab) armedLocked() *armed { return &t.armed }
 
 // ArmDialog makes the tab's next dialog go to fn instead of opening a modal
 // state, so an action that opens a dialog runs through. It replaces an

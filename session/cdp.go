@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
@@ -298,7 +297,7 @@ var loopbackClient = &http.Client{
 // endpoint, and must match. Another process's browser on that port (a port
 // reused after a crash, a squatter) cannot know the secret.
 func proveOwnership(ctx context.Context, g *Generation, port int) error {
-	page, err := proofPage(ctx, g)
+	tab, err := proofTab(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -308,12 +307,15 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	}
 	name := "__cloak_mcp_" + hex.EncodeToString(nonce[:])
 	token := rand.Text() + rand.Text() // ≥ 256 random bits
-	if _, err := page.Evaluate(`([k, v]) => { Object.defineProperty(window, k, {value: v, configurable: true}); }`, []any{name, token}); err != nil {
+	if _, err := tab.Evaluate(ctx, `([k, v]) => { Object.defineProperty(window, k, {value: v, configurable: true}); }`, []any{name, token}); err != nil {
 		return fmt.Errorf("place the challenge through Playwright: %w", err)
 	}
-	targetID, err := targetIDOf(g, page)
+	targetID, err := tab.TargetID(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("target id through Playwright: %w", err)
+	}
+	if !validTargetID(targetID) {
+		return fmt.Errorf("Target.getTargetInfo gave target id %q", targetID)
 	}
 	base := "127.0.0.1:" + strconv.Itoa(port)
 	if err := listsTarget(ctx, base, targetID); err != nil {
@@ -329,37 +331,17 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	return nil
 }
 
-// proofPage is the generation's first page (a persistent context opens with
+// proofTab is the generation's first tab (a persistent context opens with
 // one), or a new tab if it has none.
-func proofPage(ctx context.Context, g *Generation) (playwright.Page, error) {
+func proofTab(ctx context.Context, g *Generation) (*Tab, error) {
 	if tabs := g.Tabs(); len(tabs) > 0 {
-		return tabs[0].Page, nil
+		return tabs[0], nil
 	}
 	t, err := g.CurrentTab(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open a page for the challenge: %w", err)
 	}
-	return t.Page, nil
-}
-
-// targetIDOf asks Playwright (over its pipe) for page's DevTools target id.
-func targetIDOf(g *Generation, page playwright.Page) (string, error) {
-	cs, err := g.Context.NewCDPSession(page)
-	if err != nil {
-		return "", fmt.Errorf("CDP session through Playwright: %w", err)
-	}
-	defer func() { _ = cs.Detach() }()
-	res, err := cs.Send("Target.getTargetInfo", map[string]any{})
-	if err != nil {
-		return "", fmt.Errorf("Target.getTargetInfo through Playwright: %w", err)
-	}
-	m, _ := res.(map[string]any)
-	info, _ := m["targetInfo"].(map[string]any)
-	id, _ := info["targetId"].(string)
-	if !validTargetID(id) {
-		return "", fmt.Errorf("Target.getTargetInfo gave target id %q", id)
-	}
-	return id, nil
+	return t, nil
 }
 
 // validTargetID accepts DevTools target ids (hex or UUID-like tokens).

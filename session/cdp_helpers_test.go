@@ -87,7 +87,7 @@ func newCDPSession(t testing.TB, o cdpOpts) *session.Session {
 		cfg.Log = zerolog.Nop()
 	}
 	s := session.New(t.Name(), o.drv, cfg)
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	l, err := cdpproxy.NewLeaser("127.0.0.1", strconv.Itoa(freePort(t)))
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 	"github.com/coder/websocket"
-	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
@@ -96,11 +95,11 @@ func killScenario(t testing.TB, s *session.Session) killFigures {
 					return err
 				}
 				started <- struct{}{}
-				_, err = tab.Page.Evaluate(`() => new Promise(() => {})`)
+				_, err = tab.Evaluate(ctx, `() => new Promise(() => {})`)
 				switch {
 				case err == nil:
 					return errors.New("a never-ending evaluate returned")
-				case g.Lost() || errors.Is(err, playwright.ErrTargetClosed):
+				case g.Lost() || errors.Is(err, session.ErrBrowserGone):
 					return fmt.Errorf("%w: %v", session.ErrBrowserGone, err)
 				}
 				return err
@@ -173,7 +172,7 @@ func killScenario(t testing.TB, s *session.Session) killFigures {
 				if err != nil {
 					return err
 				}
-				_, err = tab.Page.Title()
+				_, err = tab.Evaluate(ctx, `() => document.title`)
 				return err
 			})
 			if err != nil || ran != 1 {
@@ -224,7 +223,7 @@ func TestCDPBrowserKilledWithCallsInFlight(t *testing.T) {
 	t.Logf("in-flight calls answered %v after the kill; restart (launch + proof + publish) %v; waiting calls held median %v, max %v",
 		fig.inFlightAnswered.Round(time.Millisecond), fig.restart.Round(time.Millisecond),
 		median(fig.held).Round(time.Millisecond), slicesMax(fig.held).Round(time.Millisecond))
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -254,7 +253,7 @@ func TestCDPKillStress(t *testing.T) {
 		}
 	}
 	last := s.Current().ProfileDir
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	leaked := 0
@@ -355,7 +354,7 @@ func TestCDPDriverKilled(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = tab.Page.Title()
+		_, err = tab.Evaluate(ctx, `() => document.title`)
 		return err
 	})
 	if err != nil || gen != g1.N+1 {
@@ -373,7 +372,7 @@ func TestCDPDriverKilled(t *testing.T) {
 	}
 	_ = c2.c.Close(websocket.StatusNormalClosure, "")
 	mustRefuse(t, url1)
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -446,7 +445,7 @@ func TestCDPRelaunchFailure(t *testing.T) {
 	if code, body := getJSON(t, url+"/json/version"); code != http.StatusOK {
 		t.Fatalf("recovered capability: %d %s", code, body)
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -493,7 +492,7 @@ func TestCDPClientAlongsideCalls(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					_, err = tab.Page.Evaluate(`() => { document.title = "mcp " + (window.__n || 0); return window.__n || 0; }`)
+					_, err = tab.Evaluate(ctx, `() => { document.title = "mcp " + (window.__n || 0); return window.__n || 0; }`)
 					return err
 				})
 				if err != nil {
@@ -511,7 +510,7 @@ func TestCDPClientAlongsideCalls(t *testing.T) {
 	if err := s.Do(ctx, func(ctx context.Context, g *session.Generation) error {
 		tab, err := g.CurrentTab(ctx)
 		if err == nil {
-			n, err = tab.Page.Evaluate(`() => window.__n`)
+			n, err = tab.Evaluate(ctx, `() => window.__n`)
 		}
 		return err
 	}); err != nil || n != 2*rounds {
@@ -540,7 +539,7 @@ func TestCDPClientAlongsideCalls(t *testing.T) {
 	if g1.Lost() || s.Current() != g1 || readyURL(t, s) != url || s.CDP().Info().Generation != g1.N {
 		t.Fatalf("a CDP disconnect changed the session: lost %v, info %+v", g1.Lost(), s.CDP().Info())
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -584,7 +583,7 @@ func TestCDPCapabilitiesRefused(t *testing.T) {
 
 	// Revoked: A's browser is closed on request; its URL dies at once and
 	// stays dead after the next call publishes a new one. B is unaffected.
-	a.Reset()
+	_ = a.CloseBrowser(context.Background())
 	mustRefuse(t, ua)
 	mustGeneration(t, a)
 	ua2 := readyURL(t, a)
@@ -615,7 +614,7 @@ func TestCDPCapabilitiesRefused(t *testing.T) {
 	}()
 	ga := a.Current()
 	for _, s := range []*session.Session{a, b} {
-		if err := s.Close(); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -682,7 +681,7 @@ func TestCDPChromedp(t *testing.T) {
 	found := false
 	for range 50 {
 		for _, tab := range g1.Tabs() {
-			if tab.Page.URL() == srv.URL+"/" {
+			if tab.URL() == srv.URL+"/" {
 				found = true
 			}
 		}
@@ -700,7 +699,7 @@ func TestCDPChromedp(t *testing.T) {
 	if g1.Lost() || s.Current() != g1 || readyURL(t, s) != url {
 		t.Fatal("chromedp's disconnect changed the session")
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -95,7 +95,7 @@ func (s *Session) captureDownload(t *Tab, d playwright.Download) {
 	shown := displayName(d.SuggestedFilename())
 	l := &s.downloads
 	l.mu.Lock()
-	rec := &Download{URL: cut(d.URL()), Suggested: d.SuggestedFilename(), page: t.Page}
+	rec := &Download{URL: cut(d.URL()), Suggested: d.SuggestedFilename(), page: t.p}
 	l.seq++
 	rec.ID = l.seq
 	l.list = append(l.list, rec)
@@ -113,14 +113,16 @@ func (s *Session) captureDownload(t *Tab, d playwright.Download) {
 	l.mu.Unlock()
 	if refused {
 		t.AddEvent(fmt.Sprintf("Download of %s %s", shown, rec.Err))
-		go func() {
+		t.g.goOwned(func() {
 			_ = d.Cancel()
 			_ = d.Delete()
-		}()
+		})
 		return
 	}
 	t.AddEvent(fmt.Sprintf("Downloading file %s ...", shown))
-	go s.finishDownload(t, d, rec, shown)
+	// Owned by the generation: disposing of it waits for the save to end,
+	// so nothing is written into the output directory after Close.
+	t.g.goOwned(func() { s.finishDownload(t, d, rec, shown) })
 }
 
 func (s *Session) finishDownload(t *Tab, d playwright.Download, rec *Download, shown string) {
@@ -151,9 +153,9 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 	tmp, err := d.Path()
 	if err != nil {
 		if f := d.Failure(); f != nil {
-			return "", 0, errors.New(firstLine(f.Error()))
+			return "", 0, errors.New(firstLine(strings.TrimPrefix(f.Error(), "playwright: ")))
 		}
-		return "", 0, errors.New(firstLine(err.Error()))
+		return "", 0, errors.New(firstLine(strings.TrimPrefix(err.Error(), "playwright: ")))
 	}
 	st, err := os.Stat(tmp)
 	if err != nil {
@@ -299,14 +301,6 @@ func displayName(s string) string {
 	return s
 }
 
-func firstLine(s string) string {
-	s = strings.TrimPrefix(s, "playwright: ")
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // Downloads returns the session's recent downloads, oldest first.
 func (s *Session) Downloads() []Download {
 	l := &s.downloads
@@ -321,10 +315,14 @@ func (s *Session) Downloads() []Download {
 
 // WaitDownload waits until the oldest download not yet handed to a waiter
 // is done, and returns it; it waits for one to start when there is none.
-// page, when set, only considers downloads that page started. It returns
+// tab, when set, only considers downloads that tab started. It returns
 // ErrNoDownload (wrapped) when ctx ends first. Each download is handed to
 // one waiter only.
-func (s *Session) WaitDownload(ctx context.Context, page playwright.Page) (Download, error) {
+func (s *Session) WaitDownload(ctx context.Context, tab *Tab) (Download, error) {
+	var page playwright.Page
+	if tab != nil {
+		page = tab.p
+	}
 	l := &s.downloads
 	var mine *Download
 	for {

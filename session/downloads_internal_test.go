@@ -143,20 +143,20 @@ func TestWaitDownload(t *testing.T) {
 
 func TestDisposers(t *testing.T) {
 	s := &Session{}
-	g := &Generation{s: s, lostCh: make(chan struct{}), values: map[string]any{}}
+	g := &Generation{s: s, lostCh: make(chan struct{})}
 	var runs atomic.Int32
-	g.OnDispose("a", func() { runs.Add(100) })
-	g.OnDispose("a", func() { runs.Add(1) }) // replaces
-	g.OnDispose("b", func() { runs.Add(10) })
-	g.OnDispose("c", func() { runs.Add(1000) })
+	g.OnDispose("a", func(context.Context) { runs.Add(100) })
+	g.OnDispose("a", func(context.Context) { runs.Add(1) }) // replaces
+	g.OnDispose("b", func(context.Context) { runs.Add(10) })
+	g.OnDispose("c", func(context.Context) { runs.Add(1000) })
 	g.OnDispose("c", nil) // removes
-	g.runDisposers()
-	g.runDisposers() // once
+	g.runDisposers(t.Context())
+	g.runDisposers(t.Context()) // once
 	if runs.Load() != 11 {
 		t.Fatalf("runs %d, want 11", runs.Load())
 	}
-	lost := &Generation{s: s, lostCh: make(chan struct{}), values: map[string]any{}}
+	lost := &Generation{s: s, lostCh: make(chan struct{})}
 	close(lost.lostCh)
-	lost.OnDispose("a", func() { t.Error("hook ran on a lost browser") })
-	lost.runDisposers()
+	lost.OnDispose("a", func(context.Context) { t.Error("hook ran on a lost browser") })
+	lost.runDisposers(t.Context())
 }

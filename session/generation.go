@@ -15,28 +15,37 @@ import (
 type Generation struct {
 	// N counts the session's generations from 1.
 	N int
-	// Context is the browser's (persistent) context.
-	Context playwright.BrowserContext
-	// ProfileDir is the browser's user data directory.
+	// ProfileDir is the browser's user data directory ("" for a context in
+	// a shared or remote browser).
 	ProfileDir string
 
+	bc        playwright.BrowserContext
 	s         *Session
 	tempDir   bool
+	remote    *remoteBrowser // set when the generation is attached to a browser someone else started
 	lostCh    chan struct{}
 	lostOnce  sync.Once
 	dispOnce  sync.Once
 	readyMu   sync.Mutex
 	readyFail error
+	calls     calls // goroutines carrying browser calls (door.go)
 
 	mu      sync.Mutex
 	tabs    []*Tab
 	current *Tab
 	nextTab int
-	values  map[string]any
+	state   genState
+}
+
+// genState is what other layers keep per generation; it dies with it.
+type genState struct {
+	disposers map[string]func(context.Context)
+	trace     *Trace
+	routes    *Routes
 }
 
 func newGeneration(s *Session, n int, bc playwright.BrowserContext, profile string, temp bool) *Generation {
-	g := &Generation{N: n, Context: bc, ProfileDir: profile, s: s, tempDir: temp, lostCh: make(chan struct{}), values: map[string]any{}}
+	g := &Generation{N: n, bc: bc, ProfileDir: profile, s: s, tempDir: temp, lostCh: make(chan struct{})}
 	bc.SetDefaultTimeout(float64(s.cfg.actionTimeout().Milliseconds()))
 	bc.SetDefaultNavigationTimeout(float64(s.cfg.navigationTimeout().Milliseconds()))
 	bc.OnClose(func(playwright.BrowserContext) { g.markLost() })
@@ -81,40 +90,53 @@ func (g *Generation) readyErr() error {
 	return g.readyFail
 }
 
-// Value and SetValue hold per-generation data owned by other layers (the CDP
-// endpoint, trace state) so it dies with the generation.
-func (g *Generation) Value(key string) any {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.values[key]
-}
-
-// SetValue stores v under key for the life of the generation.
-func (g *Generation) SetValue(key string, v any) {
-	g.mu.Lock()
-	g.values[key] = v
-	g.mu.Unlock()
-}
-
 // BrowserPIDs lists the processes of this generation's browser.
-func (g *Generation) BrowserPIDs() []int { return ProfilePIDs(g.ProfileDir) }
+func (g *Generation) BrowserPIDs() []int {
+	if g.ProfileDir == "" {
+		return nil
+	}
+	return ProfilePIDs(g.ProfileDir)
+}
+
+// BrowserVersion is the version of the generation's browser, "" if unknown.
+func (g *Generation) BrowserVersion() string {
+	if b := g.bc.Browser(); b != nil {
+		return b.Version()
+	}
+	return ""
+}
 
 // dispose closes the browser, makes sure its processes are gone and removes
-// a temporary profile. Safe to call more than once.
-func (g *Generation) dispose() {
+// a temporary profile, all bounded by ctx (and at most 10 s for the close
+// itself). Safe to call more than once; later calls return at once.
+func (g *Generation) dispose(ctx context.Context) {
 	g.dispOnce.Do(func() {
+		closeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = g.Context.Close()
+			if g.remote != nil {
+				g.remote.detach()
+				return
+			}
+			_ = g.bc.Close()
 		}()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-closeCtx.Done():
 			g.s.log.Warn().Int("generation", g.N).Msg("browser close timed out; killing")
 		}
 		g.markLost()
-		killAndWait(g.ProfileDir, 5*time.Second)
+		if g.ProfileDir != "" && g.remote == nil {
+			killAndWait(g.ProfileDir, 5*time.Second)
+		}
+		// The browser is closed (or killed): every call in flight has ended
+		// or ends now.
+		if !g.calls.close(5 * time.Second) {
+			g.s.log.Warn().Int("generation", g.N).Msg("browser calls still running after dispose")
+		}
+		<-done
 		if g.tempDir {
 			if err := removeAllRetry(g.ProfileDir); err != nil {
 				g.s.log.Warn().Err(err).Msg("remove temp profile")
@@ -168,30 +190,30 @@ func (g *Generation) CurrentTab(ctx context.Context) (*Tab, error) {
 
 // NewTab opens a tab and selects it.
 func (g *Generation) NewTab(ctx context.Context) (*Tab, error) {
-	if g.Lost() {
-		return nil, ErrBrowserGone
-	}
-	p, err := g.Context.NewPage()
+	p, err := call(ctx, g, "open a tab", stopOn{}, func() (playwright.Page, error) { return g.bc.NewPage() })
 	if err != nil {
-		if g.Lost() {
-			return nil, ErrBrowserGone
-		}
-		return nil, fmt.Errorf("open tab: %w", err)
+		return nil, err
 	}
-	t := g.addTab(p, true)
-	return t, nil
+	return g.addTab(p, true), nil
 }
 
-// Select makes the tab at index current.
-func (g *Generation) Select(index int) (*Tab, error) {
+// Select makes the tab at index current and brings it to the front. No
+// lock is held across the browser call: event handlers (a popup, a tab
+// closing) take g.mu on Playwright's dispatch goroutine.
+func (g *Generation) Select(ctx context.Context, index int) (*Tab, error) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if index < 0 || index >= len(g.tabs) {
-		return nil, fmt.Errorf("tab %d not found: there are %d tabs (0-%d); list them with browser_tabs", index, len(g.tabs), len(g.tabs)-1)
+		n := len(g.tabs)
+		g.mu.Unlock()
+		return nil, fmt.Errorf("tab %d not found: there are %d tabs (0-%d); list them with browser_tabs", index, n, n-1)
 	}
-	g.current = g.tabs[index]
-	_ = g.current.Page.BringToFront()
-	return g.current, nil
+	t := g.tabs[index]
+	g.current = t
+	g.mu.Unlock()
+	if err := run(ctx, g, "bring the tab to the front", stopOn{}, func() error { return t.p.BringToFront() }); err != nil {
+		return t, err
+	}
+	return t, nil
 }
 
 // IndexOf returns a tab's index, or -1.
@@ -207,21 +229,23 @@ func (g *Generation) IndexOf(t *Tab) int {
 }
 
 func (g *Generation) replaceCrashed(ctx context.Context, t *Tab) (*Tab, error) {
-	url := t.Page.URL()
-	_ = t.Page.Close()
+	url := t.URL()
+	_ = run(ctx, g, "close the crashed tab", stopOn{}, func() error { return t.p.Close() })
 	g.removeTab(t)
 	nt, err := g.NewTab(ctx)
 	if err != nil {
 		return nil, err
 	}
+	nt.mu.Lock()
 	nt.replacedCrashed = url
+	nt.mu.Unlock()
 	return nt, nil
 }
 
 func (g *Generation) addTab(p playwright.Page, selectIt bool) *Tab {
 	g.mu.Lock()
 	for _, t := range g.tabs {
-		if t.Page == p {
+		if t.p == p {
 			if selectIt {
 				g.current = t
 			}

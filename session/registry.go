@@ -261,7 +261,9 @@ func (r *Registry) Close(key string) error {
 	r.mu.Unlock()
 
 	start := time.Now()
-	err := e.sess.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), closeBudget)
+	err := e.sess.Close(ctx)
+	cancel()
 	r.mu.Lock()
 	delete(r.byKey, key)
 	r.mu.Unlock()
@@ -300,6 +302,10 @@ func (r *Registry) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(all...)
 }
+
+// closeBudget bounds closing one session: its browser's dispose hooks
+// (15 s) and dispose (10 s close, 5 s kill) with room to spare.
+const closeBudget = 40 * time.Second
 
 func newHandle() string {
 	var b [6]byte

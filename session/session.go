@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/flight"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 var (
@@ -64,6 +65,14 @@ type Config struct {
 	MaxDownloadBytes int64
 	// MaxDownloads caps the downloads a session may start. If zero, 100.
 	MaxDownloads int
+	// CDPEndpoint, if set, attaches each generation to the browser at this
+	// DevTools endpoint (http://host:port or ws://…) instead of launching
+	// one: its first context and pages become the generation's. Closing the
+	// generation disconnects and leaves the browser running.
+	CDPEndpoint string
+	// RefCache keeps what re-resolves snapshot refs per browser target. If
+	// nil, the session keeps a cache of its own (50 targets).
+	RefCache *snapshot.RefCache
 	// Log receives structured logs; the zero value discards them.
 	Log zerolog.Logger
 }
@@ -89,51 +98,28 @@ func (c Config) launchTimeout() time.Duration {
 	return c.LaunchTimeout
 }
 
-// NetworkQuietArgs are the flags a browser needs on a closed network: without
-// them Chromium keeps dialling Google services that never answer.
-var NetworkQuietArgs = []string{
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-	"--no-first-run",
-	"--disable-quic",
-}
-
 // Args is the browser command line this configuration produces for bin
 // (without the flags Playwright adds itself).
 func (c Config) Args(bin cloakbrowser.BinaryInfo) []string {
-	args := append([]string(nil), NetworkQuietArgs...)
-	if c.NoSandbox {
-		args = append(args, "--no-sandbox")
-	}
-	args = append(args, cloakbrowser.StealthArgs(bin, c.FingerprintSeed, "")...)
-	args = append(args, c.ExtraArgs...)
-	return dedupeArgs(args)
+	return cloakbrowser.LaunchArgs(bin, cloakbrowser.LaunchOptions{NoSandbox: c.NoSandbox, FingerprintSeed: c.FingerprintSeed, ExtraArgs: c.ExtraArgs})
 }
 
-// dedupeArgs keeps the last occurrence of each --flag (by the part before
-// '='), so later sources override earlier ones.
-func dedupeArgs(args []string) []string {
-	last := map[string]int{}
-	for i, a := range args {
-		last[flagName(a)] = i
-	}
-	out := make([]string, 0, len(args))
-	for i, a := range args {
-		if last[flagName(a)] == i {
-			out = append(out, a)
-		}
-	}
-	return out
+// LaunchError is a browser launch that failed: Error is Playwright's first
+// line and the browser's fatal lines; the cause is kept.
+type LaunchError struct {
+	Path, Engine, Source string
+	Summary              string
+	Err                  error
 }
 
-func flagName(a string) string {
-	for i := 0; i < len(a); i++ {
-		if a[i] == '=' {
-			return a[:i]
-		}
-	}
-	return a
+func (e *LaunchError) Error() string {
+	return fmt.Sprintf("launch %s (%s browser from %s): %s", e.Path, e.Engine, e.Source, e.Summary)
+}
+
+func (e *LaunchError) Unwrap() error { return e.Err }
+
+func launchError(bin cloakbrowser.BinaryInfo, err error) error {
+	return &LaunchError{Path: bin.BinaryPath, Engine: bin.Engine, Source: bin.Source, Summary: cloakbrowser.LaunchFailure(err.Error()), Err: err}
 }
 
 // Session is one MCP session's browser ownership. It is safe for concurrent
@@ -144,14 +130,24 @@ type Session struct {
 	cfg Config
 	log zerolog.Logger
 
+	// ctx ends when the session closes; launches run under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	launches flight.Flight[*Generation]
+
 	mu       sync.Mutex
 	gen      *Generation
 	lastGen  int
-	flight   *launchFlight
 	closed   bool
 	hooks    []func(*Generation)
 	lostHook []func(*Generation)
 	cdp      *CDP // set by EnableCDP before the first launch
+	watchers sync.WaitGroup
+
+	// refs keeps what re-resolves snapshot refs per browser target.
+	refs  *snapshot.RefCache
+	refMu sync.Mutex // one read-modify-write of an entry at a time
 
 	// downloads are the session's downloads and its use of the limits
 	// (downloads.go).
@@ -160,7 +156,12 @@ type Session struct {
 
 // New creates a session; its browser is launched on first use.
 func New(id string, drv *driver.Driver, cfg Config) *Session {
-	return &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger()}
+	ctx, cancel := context.WithCancel(context.Background())
+	refs := cfg.RefCache
+	if refs == nil {
+		refs = &snapshot.RefCache{}
+	}
+	return &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs}
 }
 
 // ID is the session's identifier.
@@ -185,13 +186,6 @@ func (s *Session) OnLost(fn func(*Generation)) {
 	s.mu.Unlock()
 }
 
-// launchFlight is one bounded launch shared by every caller waiting for it.
-type launchFlight struct {
-	done chan struct{}
-	gen  *Generation
-	err  error
-}
-
 // Current returns the ready generation without launching one, or nil.
 func (s *Session) Current() *Generation {
 	s.mu.Lock()
@@ -203,65 +197,71 @@ func (s *Session) Current() *Generation {
 }
 
 // Generation returns a ready browser generation, launching one if there is
-// none or the last one was lost. Concurrent callers share one launch; if it
-// fails they all get its error and nothing is kept, so a later call may try
-// again.
+// none or the last one was lost. Concurrent callers share one launch (the
+// restart rule); if it fails they all get its error and nothing is kept, so a
+// later call may try again.
 func (s *Session) Generation(ctx context.Context) (*Generation, error) {
+	if g, err := s.live(); g != nil || err != nil {
+		return g, err
+	}
+	return s.launches.Do(ctx, s.relaunch)
+}
+
+// live returns the current generation if it is alive, ErrClosed after Close.
+func (s *Session) live() (*Generation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.gen != nil && !s.gen.Lost() {
+		return s.gen, nil
+	}
+	return nil, nil
+}
+
+// relaunch is the shared launch: it disposes of a lost generation, launches
+// the next one and makes it current. It runs on the flight's goroutine,
+// bounded by the launch timeout and the session's life.
+func (s *Session) relaunch() (*Generation, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if s.gen != nil && !s.gen.Lost() {
+		// A launch that ended just before this one began.
 		g := s.gen
 		s.mu.Unlock()
 		return g, nil
 	}
-	f := s.flight
-	if f == nil {
-		f = &launchFlight{done: make(chan struct{})}
-		s.flight = f
-		old := s.gen
-		s.gen = nil
-		s.lastGen++
-		n := s.lastGen
-		go s.runLaunch(f, old, n)
-	}
+	old := s.gen
+	s.gen = nil
+	s.lastGen++
+	n := s.lastGen
 	s.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.gen, f.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (s *Session) runLaunch(f *launchFlight, old *Generation, n int) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.launchTimeout())
+	defer cancel()
 	if old != nil {
 		// The old generation is unreachable from here on; dispose of it.
-		old.dispose()
+		old.dispose(ctx)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.launchTimeout())
-	defer cancel()
 	g, err := s.launch(ctx, n)
 	if err == nil {
 		if err = s.ready(ctx, g); err != nil {
-			g.dispose()
+			g.dispose(context.Background())
 			g = nil
 		}
 	}
 	s.mu.Lock()
 	if s.closed && g != nil {
 		s.mu.Unlock()
-		g.dispose()
-		g, err = nil, ErrClosed
-		s.mu.Lock()
+		g.dispose(context.Background())
+		return nil, ErrClosed
 	}
 	s.gen = g
-	s.flight = nil
 	s.mu.Unlock()
-	f.gen, f.err = g, err
-	close(f.done)
+	return g, err
 }
 
 // ready runs the OnGeneration hooks on a just-launched generation, then, if
@@ -300,23 +300,42 @@ func (s *Session) Do(ctx context.Context, fn func(ctx context.Context, g *Genera
 	return fn(ctx, g)
 }
 
+// CloseBrowser disposes of the current browser generation on request (the
+// agent closed the browser); the next call launches a new one. It waits,
+// within ctx, for a launch in flight first. Dispose hooks (e.g. saving a
+// running trace) run while the browser still answers.
+func (s *Session) CloseBrowser(ctx context.Context) error {
+	if err := s.launches.Wait(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	g := s.gen
+	s.gen = nil
+	s.mu.Unlock()
+	if g != nil {
+		g.runDisposers(ctx)
+		g.dispose(ctx)
+	}
+	return ctx.Err()
+}
+
 // Close stops admission, disposes of the browser and removes temporary
-// profiles. It waits for the browser processes to be gone. With a CDP
-// endpoint, cleanup runs in reverse reachability order: stop admission,
-// revoke the capability and close its proxied sockets, dispose of the
-// browser, close the proxy's listener, release the port lease.
-func (s *Session) Close() error {
+// profiles, waiting (within ctx) for the browser processes and every
+// goroutine of the session to be gone. With a CDP endpoint, cleanup runs in
+// reverse reachability order: stop admission, revoke the capability and
+// close its proxied sockets, dispose of the browser, close the proxy's
+// listener, release the port lease. Calls after the first return nil.
+func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
-	f := s.flight
 	s.mu.Unlock()
-	if f != nil {
-		<-f.done
-	}
+	// A launch in flight stops at its next step; its browser is disposed.
+	s.cancel()
+	_ = s.launches.Wait(ctx)
 	s.mu.Lock()
 	g := s.gen
 	s.gen = nil
@@ -326,19 +345,38 @@ func (s *Session) Close() error {
 		c.revoke()
 	}
 	if g != nil {
-		// Hooks first (e.g. save a running trace): the browser still answers.
-		g.runDisposers()
-		g.dispose()
+		g.runDisposers(ctx)
+		g.dispose(ctx)
 	}
+	s.waitWatchers(ctx)
+	var err error
 	if c != nil {
-		return c.close()
+		err = c.close()
 	}
-	return nil
+	if cerr := ctx.Err(); cerr != nil && err == nil {
+		err = fmt.Errorf("close session %s: %w", s.id, cerr)
+	}
+	return err
+}
+
+func (s *Session) waitWatchers(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		s.watchers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	if s.cfg.Shared != nil {
 		return s.launchShared(ctx, n)
+	}
+	if s.cfg.CDPEndpoint != "" {
+		return s.attachRemote(ctx, n)
 	}
 	pw, err := s.drv.Get(ctx)
 	if err != nil {
@@ -366,7 +404,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		// An internal loopback DevTools endpoint beside Playwright's pipe. A
 		// persistent profile may hold the file of an earlier run: remove it
 		// so the port read after the launch is this browser's.
-		args = dedupeArgs(append(args, internalDebuggingArgs...))
+		args = cloakbrowser.DedupeArgs(append(args, internalDebuggingArgs...))
 		if err := os.Remove(filepath.Join(profile, "DevToolsActivePort")); err != nil && !os.IsNotExist(err) {
 			if temp {
 				_ = os.RemoveAll(profile)
@@ -375,49 +413,45 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		}
 	}
 	start := time.Now()
+	timeout := s.cfg.launchTimeout()
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), time.Second)
+	}
 	opts := playwright.BrowserTypeLaunchPersistentContextOptions{
 		ExecutablePath:    playwright.String(bin.BinaryPath),
 		Headless:          playwright.Bool(s.cfg.Headless),
 		Args:              args,
 		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
 		AcceptDownloads:   playwright.Bool(true),
-		Timeout:           playwright.Float(float64(s.cfg.launchTimeout().Milliseconds())),
+		Timeout:           playwright.Float(float64(timeout.Milliseconds())),
 	}
 	if s.cfg.Viewport != nil {
 		opts.Viewport = s.cfg.Viewport
 	}
-	type result struct {
-		bc  playwright.BrowserContext
-		err error
+	// Bounded by Playwright's own timeout; this runs on the launch flight's
+	// goroutine, which Close waits for.
+	bc, err := pw.Chromium.LaunchPersistentContext(profile, opts)
+	if err == nil && ctx.Err() != nil {
+		// The session closed during the launch.
+		_ = bc.Close()
+		err = ctx.Err()
 	}
-	ch := make(chan result, 1)
-	go func() {
-		bc, err := pw.Chromium.LaunchPersistentContext(profile, opts)
-		ch <- result{bc, err}
-	}()
-	var r result
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		// The launch goes on in the driver; close whatever it produces.
-		go func() {
-			if r := <-ch; r.bc != nil {
-				_ = r.bc.Close()
-			}
-			if temp {
-				_ = os.RemoveAll(profile)
-			}
-		}()
-		return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
-	}
-	if r.err != nil {
+	if err != nil {
 		if temp {
-			_ = os.RemoveAll(profile)
+			killAndWait(profile, 5*time.Second)
+			_ = removeAllRetry(profile)
 		}
-		return nil, fmt.Errorf("launch %s (%s browser from %s): %s", bin.BinaryPath, bin.Engine, bin.Source, launchFailure(r.err))
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
+		}
+		return nil, launchError(bin, err)
 	}
-	g := newGeneration(s, n, r.bc, profile, temp)
-	go s.watchDriver(g, driverExited)
+	g := newGeneration(s, n, bc, profile, temp)
+	s.watchers.Add(1)
+	go func() {
+		defer s.watchers.Done()
+		s.watchDriver(g, driverExited)
+	}()
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("browser launched")
 	return g, nil
 }
@@ -433,7 +467,7 @@ func (s *Session) watchDriver(g *Generation, exited <-chan struct{}) {
 		if !g.Lost() {
 			s.log.Warn().Int("generation", g.N).Msg("playwright driver exited")
 			g.markLost()
-			g.dispose()
+			g.dispose(s.ctx)
 		}
 	}
 }
@@ -450,47 +484,5 @@ func (s *Session) lost(g *Generation) {
 	}
 	for _, h := range hooks {
 		h(g)
-	}
-}
-
-// launchFailure condenses Playwright's launch error (the whole browser log)
-// to its first line and the browser's fatal lines.
-func launchFailure(err error) string {
-	lines := strings.Split(err.Error(), "\n")
-	out := []string{strings.TrimPrefix(lines[0], "playwright: ")}
-	seen := map[string]bool{}
-	for _, l := range lines[1:] {
-		if i := strings.Index(l, "FATAL:"); i >= 0 {
-			msg := l[i:]
-			if j := strings.Index(msg, "] "); j >= 0 {
-				msg = msg[j+2:]
-			}
-			if !seen[msg] {
-				seen[msg] = true
-				out = append(out, "browser: "+msg)
-			}
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-// Reset disposes of the current browser generation on request (the agent
-// closed the browser); the next call launches a new one. It waits for a
-// launch in flight first.
-func (s *Session) Reset() {
-	s.mu.Lock()
-	f := s.flight
-	s.mu.Unlock()
-	if f != nil {
-		<-f.done
-	}
-	s.mu.Lock()
-	g := s.gen
-	s.gen = nil
-	s.mu.Unlock()
-	if g != nil {
-		// Hooks first (e.g. save a running trace): the browser still answers.
-		g.runDisposers()
-		g.dispose()
 	}
 }

@@ -47,7 +47,7 @@ func newSession(t *testing.T) *session.Session {
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
 	}
 	s := session.New(t.Name(), drv, cfg)
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 
@@ -64,7 +64,7 @@ func TestCloseLeavesNoProcessOrProfile(t *testing.T) {
 	if _, err := os.Stat(profile); err != nil {
 		t.Fatalf("profile missing while running: %v", err)
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if pids := session.ProfilePIDs(profile); len(pids) > 0 {
@@ -137,7 +137,7 @@ func TestLaunchFailureIsClearAndRetryable(t *testing.T) {
 		Log:      zerolog.Nop(),
 	}
 	s := session.New("bad", drv, cfg)
-	defer s.Close()
+	defer s.Close(context.Background())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	_, err := s.Generation(ctx)

@@ -12,6 +12,7 @@ import (
 	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/flight"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 )
@@ -33,9 +34,12 @@ type SharedBrowser struct {
 	log    zerolog.Logger
 	marker string
 
+	ctx      context.Context // ends at Close; launches run under it
+	cancel   context.CancelFunc
+	launches flight.Flight[*sharedProc]
+
 	mu     sync.Mutex
 	cur    *sharedProc
-	flight *sharedFlight
 	n      int
 	closed bool
 }
@@ -50,19 +54,14 @@ type sharedProc struct {
 	dispOnce sync.Once
 }
 
-type sharedFlight struct {
-	done chan struct{}
-	p    *sharedProc
-	err  error
-}
-
 // NewSharedBrowser returns a shared browser launched with cfg (binary,
 // headless, sandbox, extra args, fingerprint seed) on first use.
 // cfg.UserDataDir is not used: contexts keep nothing on disk.
 func NewSharedBrowser(drv *driver.Driver, cfg Config) *SharedBrowser {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &SharedBrowser{drv: drv, cfg: cfg, log: cfg.Log.With().Str("browser", "shared").Logger(), marker: hex.EncodeToString(b[:])}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &SharedBrowser{drv: drv, cfg: cfg, log: cfg.Log.With().Str("browser", "shared").Logger(), marker: hex.EncodeToString(b[:]), ctx: ctx, cancel: cancel}
 }
 
 func (p *sharedProc) isLost() bool {
@@ -76,11 +75,19 @@ func (p *sharedProc) isLost() bool {
 
 func (p *sharedProc) markLost() { p.lostOnce.Do(func() { close(p.lost) }) }
 
-// current returns the live shared browser, launching one if needed.
+// current returns the live shared browser, launching one if needed;
+// concurrent callers share one launch.
 func (b *SharedBrowser) current(ctx context.Context) (*sharedProc, error) {
+	if p, err := b.live(); p != nil || err != nil {
+		return p, err
+	}
+	return b.launches.Do(ctx, b.relaunch)
+}
+
+func (b *SharedBrowser) live() (*sharedProc, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
-		b.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if b.cur != nil && !b.cur.isLost() && !b.cur.browser.IsConnected() {
@@ -88,47 +95,42 @@ func (b *SharedBrowser) current(ctx context.Context) (*sharedProc, error) {
 		b.cur.markLost()
 	}
 	if b.cur != nil && !b.cur.isLost() {
+		return b.cur, nil
+	}
+	return nil, nil
+}
+
+func (b *SharedBrowser) relaunch() (*sharedProc, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if b.cur != nil && !b.cur.isLost() {
 		p := b.cur
 		b.mu.Unlock()
 		return p, nil
 	}
-	f := b.flight
-	if f == nil {
-		f = &sharedFlight{done: make(chan struct{})}
-		b.flight = f
-		old := b.cur
-		b.cur = nil
-		b.n++
-		go b.runLaunch(f, old, b.n)
-	}
+	old := b.cur
+	b.cur = nil
+	b.n++
+	n := b.n
 	b.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.p, f.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (b *SharedBrowser) runLaunch(f *sharedFlight, old *sharedProc, n int) {
 	if old != nil {
 		b.dispose(old)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.launchTimeout())
+	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.launchTimeout())
 	defer cancel()
 	p, err := b.launch(ctx, n)
 	b.mu.Lock()
 	if b.closed && p != nil {
 		b.mu.Unlock()
 		b.dispose(p)
-		p, err = nil, ErrClosed
-		b.mu.Lock()
+		return nil, ErrClosed
 	}
 	b.cur = p
-	b.flight = nil
 	b.mu.Unlock()
-	f.p, f.err = p, err
-	close(f.done)
+	return p, err
 }
 
 func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) {
@@ -155,31 +157,20 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 		Timeout:           playwright.Float(float64(b.cfg.launchTimeout().Milliseconds())),
 	}
 	start := time.Now()
-	type result struct {
-		br  playwright.Browser
-		err error
+	// Bounded by Playwright's timeout; runs on the launch flight's goroutine.
+	br, err := pw.Chromium.Launch(opts)
+	if err == nil && ctx.Err() != nil {
+		_ = br.Close()
+		err = ctx.Err()
 	}
-	ch := make(chan result, 1)
-	go func() {
-		br, err := pw.Chromium.Launch(opts)
-		ch <- result{br, err}
-	}()
-	var r result
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.br != nil {
-				_ = r.br.Close()
-			}
-		}()
-		return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
+		}
+		return nil, launchError(bin, err)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("launch %s (%s browser from %s): %s", bin.BinaryPath, bin.Engine, bin.Source, launchFailure(r.err))
-	}
-	p := &sharedProc{n: n, browser: r.br, lost: make(chan struct{}), profile: markerProfile(marker)}
-	r.br.OnDisconnected(func(playwright.Browser) {
+	p := &sharedProc{n: n, browser: br, lost: make(chan struct{}), profile: markerProfile(marker)}
+	br.OnDisconnected(func(playwright.Browser) {
 		p.markLost()
 		b.log.Warn().Int("launch", n).Msg("shared browser lost")
 	})
@@ -202,6 +193,7 @@ func (b *SharedBrowser) dispose(p *sharedProc) {
 			b.log.Warn().Int("launch", p.n).Msg("shared browser close timed out; killing")
 		}
 		p.markLost()
+		defer func() { <-done }() // the close ends once the process is gone
 		if p.profile != "" {
 			killAndWait(p.profile, 5*time.Second)
 			if err := removeAllRetry(p.profile); err != nil {
@@ -234,33 +226,21 @@ func (b *SharedBrowser) newContext(ctx context.Context, cfg Config) (playwright.
 	if cfg.Viewport != nil {
 		opts.Viewport = cfg.Viewport
 	}
-	type result struct {
-		bc  playwright.BrowserContext
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		bc, err := p.browser.NewContext(opts)
-		ch <- result{bc, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			if p.isLost() || !p.browser.IsConnected() {
-				p.markLost()
-				return nil, fmt.Errorf("new browser context: %w", ErrBrowserGone)
-			}
-			return nil, fmt.Errorf("new browser context: %w", r.err)
+	// Runs on the session's launch flight (owned and bounded by the
+	// session); a browser that dies ends the call.
+	bc, err := p.browser.NewContext(opts)
+	if err != nil {
+		if p.isLost() || !p.browser.IsConnected() {
+			p.markLost()
+			return nil, fmt.Errorf("new browser context: %w", ErrBrowserGone)
 		}
-		return r.bc, nil
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.bc != nil {
-				_ = r.bc.Close()
-			}
-		}()
+		return nil, fmt.Errorf("new browser context: %w", err)
+	}
+	if ctx.Err() != nil {
+		_ = bc.Close()
 		return nil, fmt.Errorf("new browser context: %w", ctx.Err())
 	}
+	return bc, nil
 }
 
 // PIDs lists the processes of the current shared browser (none before the
@@ -287,19 +267,18 @@ func (b *SharedBrowser) ProfileDir() string {
 }
 
 // Close disposes of the shared browser and waits until its processes are
-// gone. Contexts still open in it are lost. Later calls fail with ErrClosed.
-func (b *SharedBrowser) Close() error {
+// gone, within ctx. Contexts still open in it are lost. Later calls fail
+// with ErrClosed.
+func (b *SharedBrowser) Close(ctx context.Context) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return nil
 	}
 	b.closed = true
-	f := b.flight
 	b.mu.Unlock()
-	if f != nil {
-		<-f.done
-	}
+	b.cancel()
+	_ = b.launches.Wait(ctx)
 	b.mu.Lock()
 	p := b.cur
 	b.cur = nil
@@ -307,7 +286,7 @@ func (b *SharedBrowser) Close() error {
 	if p != nil {
 		b.dispose(p)
 	}
-	return nil
+	return ctx.Err()
 }
 
 // launchShared makes a generation that is a new context in cfg.Shared.

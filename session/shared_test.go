@@ -25,10 +25,10 @@ func TestSharedBrowserContexts(t *testing.T) {
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
 	}
 	shared := session.NewSharedBrowser(drv, cfg)
-	t.Cleanup(func() { _ = shared.Close() })
+	t.Cleanup(func() { _ = shared.Close(context.Background()) })
 	cfg.Shared = shared
 	a, b := session.New("a", drv, cfg), session.New("b", drv, cfg)
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	t.Cleanup(func() { _ = a.Close(context.Background()); _ = b.Close(context.Background()) })
 
 	ga, err := a.Generation(t.Context())
 	if err != nil {
@@ -38,7 +38,7 @@ func TestSharedBrowserContexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ga.Context == gb.Context || ga.ProfileDir != "" || gb.ProfileDir != "" {
+	if ga == gb || ga.ProfileDir != "" || gb.ProfileDir != "" {
 		t.Fatalf("want two contexts without profile dirs; got profiles %q %q", ga.ProfileDir, gb.ProfileDir)
 	}
 	profile := shared.ProfileDir()
@@ -48,7 +48,7 @@ func TestSharedBrowserContexts(t *testing.T) {
 	}
 
 	// Closing one session closes its context only.
-	if err := a.Close(); err != nil {
+	if err := a.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if gb.Lost() || len(shared.PIDs()) == 0 {
@@ -76,8 +76,8 @@ func TestSharedBrowserContexts(t *testing.T) {
 		t.Fatalf("the lost browser's profile is left: %v", err)
 	}
 	profile2 := shared.ProfileDir()
-	_ = b.Close()
-	if err := shared.Close(); err != nil {
+	_ = b.Close(context.Background())
+	if err := shared.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if p := session.ProfilePIDs(profile2); len(p) != 0 {

@@ -52,11 +52,13 @@ type Event struct {
 	Text string
 }
 
-// Tab is one page with its state. The state dies with the page.
+// Tab is one page with its state. The state dies with the page. Its page
+// is reached only through the methods of this package (the door, door.go).
 type Tab struct {
-	Page playwright.Page
-	ID   int
+	// ID numbers the generation's tabs from 1, in the order they opened.
+	ID int
 
+	p               playwright.Page
 	g               *Generation
 	replacedCrashed string
 
@@ -68,14 +70,20 @@ type Tab struct {
 	events    []Event
 	crashed   bool
 	closed    bool
-	snapshot  string // last AI snapshot text (for diffs)
-	values    map[string]any
+	snap      *Snapshot // the last whole-page AI snapshot the agent saw
+	refs      tabRefs   // the trees behind the tab's refs (refs.go)
+	title     string    // the last title read; kept while a dialog blocks the page
+	hasTitle  bool
+	armed     armed
+	cdpSess   playwright.CDPSession
+	targetID  string
+	emulation Emulation
 	lastNav   int                        // seq at the last main-frame navigation
 	loadedNav int                        // lastNav when the load event last fired
 	reported  int                        // events up to this seq were already reported
 	inflight  map[playwright.Request]int // request → seq when it started
 	netAt     time.Time                  // last request start or end
-	waiters   []chan struct{}
+	modalCh   chan struct{}              // closed when the next modal state opens
 }
 
 func cut(s string) string {
@@ -91,7 +99,7 @@ func cut(s string) string {
 }
 
 func newTab(g *Generation, p playwright.Page, id int) *Tab {
-	t := &Tab{Page: p, ID: id, g: g, values: map[string]any{}, inflight: map[playwright.Request]int{}}
+	t := &Tab{p: p, ID: id, g: g, inflight: map[playwright.Request]int{}}
 	p.OnClose(func(playwright.Page) {
 		t.mu.Lock()
 		t.closed = true
@@ -229,10 +237,10 @@ func trimConsole(in []ConsoleEntry) []ConsoleEntry {
 func (t *Tab) pushModal(m *ModalState) {
 	t.mu.Lock()
 	t.modals = append(t.modals, m)
-	for _, w := range t.waiters {
-		close(w)
+	if t.modalCh != nil {
+		close(t.modalCh)
+		t.modalCh = nil
 	}
-	t.waiters = nil
 	t.mu.Unlock()
 }
 
@@ -242,14 +250,16 @@ func (t *Tab) pushModal(m *ModalState) {
 func (t *Tab) ModalOpened() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ch := make(chan struct{})
 	if len(t.modals) > 0 {
-		close(ch)
-		return ch
+		return closedCh
 	}
-	t.waiters = append(t.waiters, ch)
-	return ch
+	if t.modalCh == nil {
+		t.modalCh = make(chan struct{})
+	}
+	return t.modalCh
 }
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Modals returns the open modal states.
 func (t *Tab) Modals() []*ModalState {
@@ -387,34 +397,6 @@ func (t *Tab) ReplacedCrashed() string {
 	u := t.replacedCrashed
 	t.replacedCrashed = ""
 	return u
-}
-
-// LastSnapshot is the last AI snapshot text taken of this tab.
-func (t *Tab) LastSnapshot() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.snapshot
-}
-
-// SetLastSnapshot stores the snapshot the agent last saw.
-func (t *Tab) SetLastSnapshot(s string) {
-	t.mu.Lock()
-	t.snapshot = s
-	t.mu.Unlock()
-}
-
-// Value returns per-tab data owned by other layers (snapshot trees, ref maps).
-func (t *Tab) Value(key string) any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.values[key]
-}
-
-// SetValue stores per-tab data that dies with the tab.
-func (t *Tab) SetValue(key string, v any) {
-	t.mu.Lock()
-	t.values[key] = v
-	t.mu.Unlock()
 }
 
 // Generation is the browser generation the tab belongs to.

@@ -5,12 +5,19 @@ import "sync"
 // DefaultRefCacheSize is how many targets a RefCache holds by default.
 const DefaultRefCacheSize = 50
 
-// RefCacheEntry is what a RefCache keeps for one target: the last snapshot
-// tree and the refs of its last Role snapshot. Entries are read-only once
-// stored.
+// RefCacheEntry is what a RefCache keeps for one target: what re-resolves
+// the refs of its last snapshot of each mode on a page object that did not
+// take it (a second connection to the same browser). Entries are read-only
+// once stored; a nil field means no snapshot of that mode.
 type RefCacheEntry struct {
-	Tree     *Tree
-	RoleRefs map[string]RoleRef
+	// AI maps the refs of the last AI snapshot to getByRole arguments
+	// (AIRefs).
+	AI map[string]RoleRef
+	// Role is the last Role tree (its RoleRef resolves r12).
+	Role *Tree
+	// ARIA is the last ARIA tree (its Backend resolves ax12: backend node
+	// ids are the renderer's, the same on every connection).
+	ARIA *Tree
 }
 
 // RefCache keeps the last snapshot refs of each browser target, keyed by

@@ -8,9 +8,9 @@ import (
 
 func TestRefCache(t *testing.T) {
 	entry := func(i int) RefCacheEntry {
-		return RefCacheEntry{RoleRefs: map[string]RoleRef{"r1": {Role: "button", Name: fmt.Sprint(i)}}}
+		return RefCacheEntry{AI: map[string]RoleRef{"e1": {Role: "button", Name: fmt.Sprint(i)}}}
 	}
-	name := func(e RefCacheEntry) string { return e.RoleRefs["r1"].Name }
+	name := func(e RefCacheEntry) string { return e.AI["e1"].Name }
 
 	tests := []struct {
 		name    string

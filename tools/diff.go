@@ -2,8 +2,8 @@ package tools
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -23,20 +23,21 @@ const (
 // addDiff sets the Snapshot section after an action: what the action
 // changed, or the new page when it navigated.
 func (c *tabCall) addDiff() {
-	text, err := captureSnapshot(c.ctx, c.tab, snapshotRequest{})
+	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
 	if err != nil {
 		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 		return
 	}
-	if c.before == "" || c.tab.LastNavSeq() != c.navBefore {
-		c.setFull(text)
+	if c.before == nil || c.tab.LastNavSeq() != c.navBefore {
+		c.setFull(snap.Text)
 		return
 	}
-	// Focus moves with nearly every action; it is noise in a diff.
-	prev, err1 := snapshot.Parse(strings.ReplaceAll(c.before, " [active]", ""))
-	cur, err2 := snapshot.Parse(strings.ReplaceAll(text, " [active]", ""))
+	// The trees are parsed once per snapshot, without focus marks (focus
+	// moves with nearly every action; it is noise in a diff).
+	prev, err1 := c.before.Tree()
+	cur, err2 := snap.Tree()
 	if err1 != nil || err2 != nil {
-		c.setFull(text)
+		c.setFull(snap.Text)
 		return
 	}
 	d := snapshot.DiffWith(prev, cur, snapshot.DiffOptions{Budget: diffBudget, Collapse: diffCollapse, RootNewOnly: true})

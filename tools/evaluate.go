@@ -3,11 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // evaluateTimeout bounds a browser_evaluate call; the script may keep running
@@ -22,29 +23,27 @@ func evaluateTools() []*Tool {
 }
 
 func evaluate(c *tabCall) error {
-	fn, loc, err := c.evalArgs()
+	fn, el, err := c.evalArgs()
 	if err != nil {
 		return err
 	}
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
-	ch := c.evaluateAsync(loc, fn)
 	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)
 	defer cancel()
-	var r evalResult
-	select {
-	case r = <-ch:
-	case <-c.tab.ModalOpened():
+	v, err := c.evaluateOn(ctx, el, fn)
+	var te *session.TimeoutError
+	switch {
+	case errors.Is(err, session.ErrModal):
 		c.resp.Result("The script opened a dialog; handle it with browser_handle_dialog")
 		return nil
-	case <-ctx.Done():
+	case errors.As(err, &te) && c.ctx.Err() == nil:
 		return fmt.Errorf("the function did not finish within %v; it may still be running in the page", evaluateTimeout)
+	case err != nil:
+		return fmt.Errorf("evaluate: %s", friendlyError(err))
 	}
-	if r.err != nil {
-		return fmt.Errorf("evaluate: %s", friendlyError(r.err))
-	}
-	b, err := json.MarshalIndent(r.v, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		b = []byte(fmt.Sprint(r.v))
+		b = []byte(fmt.Sprint(v))
 	}
 	if name := c.args.String("filename", ""); name != "" {
 		p, err := c.env.writeOutput(name, "evaluate", ".json", b)
@@ -69,40 +68,22 @@ func runCodeUnsafe(_ context.Context, _ *Env, _ Args) *Response {
 }
 
 // evalArgs reads the function and optional target of the evaluate tools.
-func (c *tabCall) evalArgs() (string, playwright.Locator, error) {
+func (c *tabCall) evalArgs() (string, *session.Element, error) {
 	fn := strings.TrimSpace(c.args.String("function", ""))
 	if fn == "" {
 		return "", nil, fmt.Errorf("function is empty: pass e.g. () => document.title")
 	}
 	if t := c.args.String("target", ""); t != "" {
-		loc, err := c.locate(t)
-		return fn, loc, err
+		el, err := c.locate(t)
+		return fn, el, err
 	}
 	return fn, nil, nil
 }
 
-// evalResult is what an evaluation in the page returned.
-type evalResult struct {
-	v   any
-	err error
-}
-
-// evaluateAsync runs fn on the element (or the page when loc is nil) and
-// delivers the result on the channel, so callers can race it against a
-// timeout or a dialog.
-func (c *tabCall) evaluateAsync(loc playwright.Locator, fn string) <-chan evalResult {
-	ch := make(chan evalResult, 1)
-	go func() {
-		var r evalResult
-		r.err = safely(func() (err error) {
-			if loc != nil {
-				r.v, err = loc.Evaluate(fn, nil)
-			} else {
-				r.v, err = c.tab.Page.Evaluate(fn)
-			}
-			return err
-		})
-		ch <- r
-	}()
-	return ch
+// evaluateOn runs fn on the element, or on the page when el is nil.
+func (c *tabCall) evaluateOn(ctx context.Context, el *session.Element, fn string) (any, error) {
+	if el != nil {
+		return el.Evaluate(ctx, fn, nil)
+	}
+	return c.tab.Evaluate(ctx, fn)
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"regexp"
 	"strings"
 )
@@ -60,11 +61,11 @@ func find(c *tabCall) error {
 		}
 		match = re.MatchString
 	}
-	snap, err := captureSnapshot(c.ctx, c.tab, snapshotRequest{})
+	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
 	if err != nil {
 		return err
 	}
-	out := findInSnapshot(snap, match, 3)
+	out := findInSnapshot(snap.Text, match, 3)
 	if out == "" {
 		c.resp.Result("No matches in the page snapshot")
 		return nil

@@ -7,9 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 func interactTools() []*Tool {
@@ -26,88 +25,28 @@ func interactTools() []*Tool {
 	}
 }
 
-// act runs an action on the page and settles: it returns early when the
-// action opens a dialog or file chooser (the page is then blocked), and
-// otherwise waits, bounded, for what the action set off.
-func (c *tabCall) act(action func() error) error {
-	navBefore := c.tab.LastNavSeq()
-	seq := c.tab.Seq()
-	modal := c.tab.ModalOpened()
-	done := make(chan error, 1)
-	go func() { done <- safely(action) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return err
-		}
-	case <-modal:
-		return nil
-	case <-c.gen.LostCh():
-		return fmt.Errorf("browser lost during the action")
-	case <-c.ctx.Done():
-		return c.ctx.Err()
-	}
-	c.settle(navBefore, seq)
-	return nil
+// act runs the steps of an action on the tab and settles (session.Tab.Act):
+// a dialog or file chooser the action opens ends it early.
+func (c *tabCall) act(steps ...session.Step) error {
+	return c.tab.Act(c.ctx, steps...)
 }
 
-// settle waits for what an action set off, each step bounded and none a
-// fixed sleep: a navigation it started (DOM ready, then load or a quiet
-// network), and the requests it started. Handlers' synchronous DOM updates
-// have landed when the action returns; the snapshot that follows runs after
-// the page's microtasks.
+// settle waits, bounded, for what happened since the tab's counters were at
+// navBefore and seq.
 func (c *tabCall) settle(navBefore, seq int) {
-	c.roundTrip()
-	if c.tab.LastNavSeq() != navBefore {
-		_ = c.tab.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(5000)})
-		waitLoaded(c.tab)
-		return
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for c.tab.PendingSince(seq) > 0 && time.Now().Before(deadline) {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-c.tab.ModalOpened():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// roundTrip makes one bounded call into the page, so events the action set
-// off in the browser (a popup opening, a navigation starting) have reached
-// us before we look.
-func (c *tabCall) roundTrip() {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = safely(func() error { _, err := c.tab.Page.Evaluate("() => 0"); return err })
-	}()
-	select {
-	case <-done:
-	case <-c.tab.ModalOpened():
-	case <-time.After(300 * time.Millisecond):
-	case <-c.ctx.Done():
-	}
+	c.tab.Settle(c.ctx, navBefore, seq)
 }
 
 func click(c *tabCall) error {
-	loc, err := c.locate(c.args.String("target", ""))
+	el, err := c.locate(c.args.String("target", ""))
 	if err != nil {
 		return err
 	}
-	var mods []playwright.KeyboardModifier
-	for _, m := range c.args.Strings("modifiers") {
-		mods = append(mods, playwright.KeyboardModifier(m))
-	}
-	button := playwright.MouseButton(c.args.String("button", "left"))
-	return c.act(func() error {
-		if c.args.Bool("doubleClick", false) {
-			return loc.Dblclick(playwright.LocatorDblclickOptions{Button: &button, Modifiers: mods})
-		}
-		return loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods})
-	})
+	return c.act(el.Click(session.ClickOptions{
+		Button:    c.args.String("button", "left"),
+		Modifiers: c.args.Strings("modifiers"),
+		Double:    c.args.Bool("doubleClick", false),
+	}))
 }
 
 // maxTypeText bounds text typed or filled in one call.
@@ -118,7 +57,7 @@ func typeText(c *tabCall) error {
 	if len(text) > maxTypeText {
 		return fmt.Errorf("text is %d bytes; at most %d can be typed in one call — split it, or set the value with browser_evaluate", len(text), maxTypeText)
 	}
-	loc, err := c.locate(c.args.String("target", ""))
+	el, err := c.locate(c.args.String("target", ""))
 	if err != nil {
 		return err
 	}
@@ -126,19 +65,14 @@ func typeText(c *tabCall) error {
 	if slowly && len(text) > 4096 {
 		return fmt.Errorf("slowly types one key at a time; %d characters is too many (at most 4096)", len(text))
 	}
-	return c.act(func() error {
-		if slowly {
-			if err := loc.PressSequentially(text); err != nil {
-				return err
-			}
-		} else if err := loc.Fill(text); err != nil {
-			return err
-		}
-		if c.args.Bool("submit", false) {
-			return loc.Press("Enter")
-		}
-		return nil
-	})
+	steps := []session.Step{el.Fill(text)}
+	if slowly {
+		steps = []session.Step{el.Type(text)}
+	}
+	if c.args.Bool("submit", false) {
+		steps = append(steps, el.Press("Enter"))
+	}
+	return c.act(steps...)
 }
 
 func pressKey(c *tabCall) error {
@@ -146,15 +80,15 @@ func pressKey(c *tabCall) error {
 	if strings.TrimSpace(key) == "" {
 		return fmt.Errorf("key is empty: pass a key name like Enter, ArrowLeft or a character")
 	}
-	return c.act(func() error { return c.tab.Page.Keyboard().Press(key) })
+	return c.act(c.tab.PressKey(key))
 }
 
 func hover(c *tabCall) error {
-	loc, err := c.locate(c.args.String("target", ""))
+	el, err := c.locate(c.args.String("target", ""))
 	if err != nil {
 		return err
 	}
-	return c.act(func() error { return loc.Hover() })
+	return c.act(el.Hover())
 }
 
 func drag(c *tabCall) error {
@@ -166,19 +100,15 @@ func drag(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("end: %w", err)
 	}
-	return c.act(func() error { return from.DragTo(to) })
+	return c.act(from.DragTo(to))
 }
 
 func selectOption(c *tabCall) error {
-	loc, err := c.locate(c.args.String("target", ""))
+	el, err := c.locate(c.args.String("target", ""))
 	if err != nil {
 		return err
 	}
-	values := c.args.Strings("values")
-	return c.act(func() error {
-		_, err := loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &values})
-		return err
-	})
+	return c.act(el.SelectOption(c.args.Strings("values")))
 }
 
 func fillForm(c *tabCall) error {
@@ -186,14 +116,10 @@ func fillForm(c *tabCall) error {
 	if len(fields) == 0 {
 		return fmt.Errorf("fields is empty: pass at least one {target, name, type, value}")
 	}
-	type step struct {
-		loc              playwright.Locator
-		name, typ, value string
-	}
-	var steps []step
+	var steps []session.Step
 	for i, f := range fields {
 		target, _ := f["target"].(string)
-		loc, err := c.locate(target)
+		el, err := c.locate(target)
 		if err != nil {
 			return fmt.Errorf("field %d (%v): %w", i+1, f["name"], err)
 		}
@@ -206,27 +132,18 @@ func fillForm(c *tabCall) error {
 		if typ == "checkbox" && value != "true" && value != "false" {
 			return fmt.Errorf("field %d (%s): a checkbox value must be \"true\" or \"false\", got %q", i+1, name, value)
 		}
-		steps = append(steps, step{loc, name, typ, value})
-	}
-	return c.act(func() error {
-		for _, s := range steps {
-			var err error
-			switch s.typ {
-			case "textbox", "slider":
-				err = s.loc.Fill(s.value)
-			case "checkbox":
-				err = s.loc.SetChecked(s.value == "true")
-			case "radio":
-				err = s.loc.Check()
-			case "combobox":
-				_, err = s.loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &[]string{s.value}})
-			}
-			if err != nil {
-				return fmt.Errorf("fill %s: %w", s.name, err)
-			}
+		switch typ {
+		case "textbox", "slider":
+			steps = append(steps, el.Fill(value).Named("fill "+name))
+		case "checkbox":
+			steps = append(steps, el.SetChecked(value == "true").Named("fill "+name))
+		case "radio":
+			steps = append(steps, el.Check().Named("fill "+name))
+		case "combobox":
+			steps = append(steps, el.SelectOption([]string{value}).Named("fill "+name))
 		}
-		return nil
-	})
+	}
+	return c.act(steps...)
 }
 
 // maxDropBytes bounds the files dropped in one call (they travel through the
@@ -239,7 +156,7 @@ func drop(c *tabCall) error {
 	if len(paths) == 0 && len(data) == 0 {
 		return fmt.Errorf("pass paths, data or both: there is nothing to drop")
 	}
-	loc, err := c.locate(c.args.String("target", ""))
+	el, err := c.locate(c.args.String("target", ""))
 	if err != nil {
 		return err
 	}
@@ -268,8 +185,7 @@ func drop(c *tabCall) error {
 		items[k] = v
 	}
 	arg := map[string]any{"files": files, "data": items}
-	return c.act(func() error {
-		_, err := loc.Evaluate(`(el, arg) => {
+	return c.act(el.Run(`(el, arg) => {
 			const dt = new DataTransfer();
 			for (const [type, value] of Object.entries(arg.data)) dt.setData(type, value);
 			for (const f of arg.files) {
@@ -281,18 +197,5 @@ func drop(c *tabCall) error {
 			el.dispatchEvent(new DragEvent('dragenter', opts));
 			el.dispatchEvent(new DragEvent('dragover', opts));
 			el.dispatchEvent(new DragEvent('drop', opts));
-		}`, arg)
-		return err
-	})
-}
-
-// safely runs fn, turning a panic (from a library on a request path) into an
-// error so it cannot take the server down.
-func safely(fn func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error: %v", p)
-		}
-	}()
-	return fn()
+		}`, arg))
 }

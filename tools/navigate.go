@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/mxschmitt/playwright-go"
 )
 
 func navigateTools() []*Tool {
@@ -64,27 +62,25 @@ func navigate(c *tabCall) error {
 		c.snapshot = snapNone
 		return nil
 	}
-	resp, err := gotoPage(c.tab, target)
+	status, err := c.tab.Navigate(c.ctx, target)
 	if err != nil {
 		c.resp.Error("Navigation to %s failed: %s", target, friendlyError(err))
 		c.snapshot = snapNone
 		return nil
 	}
-	if resp != nil && resp.Status() >= 400 {
-		c.resp.Result("Navigated to %s (HTTP status %d)", target, resp.Status())
+	if status >= 400 {
+		c.resp.Result("Navigated to %s (HTTP status %d)", target, status)
 	}
 	return nil
 }
 
 func navigateBack(c *tabCall) error {
-	resp, err := c.tab.Page.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+	moved, err := c.tab.GoBack(c.ctx)
 	if err != nil {
-		return fmt.Errorf("go back: %s", friendlyError(err))
+		return fmt.Errorf("go back: %w", err)
 	}
-	if resp == nil {
+	if !moved {
 		c.resp.Result("There is no previous page in this tab's history")
-		return nil
 	}
-	waitLoaded(c.tab)
 	return nil
 }

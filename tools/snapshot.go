@@ -1,30 +1,13 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/chromedp/cdproto/accessibility"
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
-)
-
-// snapshotTimeout bounds one snapshot: pages with frames that never load or
-// huge DOMs return what is there instead of hanging.
-const snapshotTimeout = 10 * time.Second
-
-// Per-tab keys for the trees behind ARIA and Role refs.
-const (
-	keyARIATree = "snapshot.aria"
-	keyRoleTree = "snapshot.role"
-	keyCDP      = "snapshot.cdp"
 )
 
 // snapshotDef is upstream's browser_snapshot plus this server's options; a
@@ -56,71 +39,6 @@ type snapshotRequest struct {
 	target string
 }
 
-func snapshotDeadline(ctx context.Context) float64 {
-	timeout := snapshotTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl); left < timeout {
-			timeout = max(left, 100*time.Millisecond)
-		}
-	}
-	return float64(timeout.Milliseconds())
-}
-
-// captureSnapshot takes Playwright's AI snapshot of the tab's page and keeps
-// it as the tab's last snapshot (whole-page snapshots only).
-func captureSnapshot(ctx context.Context, tab *session.Tab, req snapshotRequest) (string, error) {
-	timeout := snapshotDeadline(ctx)
-	opts := playwright.PageAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
-	if req.depth > 0 {
-		opts.Depth = playwright.Int(req.depth)
-	}
-	if req.boxes {
-		opts.Boxes = playwright.Bool(true)
-	}
-	text, err := tab.Page.AriaSnapshot(opts)
-	if err != nil {
-		return "", err
-	}
-	if req.depth == 0 && !req.boxes {
-		tab.SetLastSnapshot(text)
-	}
-	return text, nil
-}
-
-// axTree fetches Chromium's full accessibility tree of the tab's main frame.
-func axTree(c *tabCall) ([]*accessibility.Node, error) {
-	cdp, err := c.cdpSession()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := cdp.Send("Accessibility.getFullAXTree", map[string]any{})
-	if err != nil {
-		return nil, fmt.Errorf("read the accessibility tree: %s", friendlyError(err))
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil, err
-	}
-	var res accessibility.GetFullAXTreeResult
-	if err := jsonv2.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("decode the accessibility tree: %w", err)
-	}
-	return res.Nodes, nil
-}
-
-// cdpSession returns the tab's CDP session, opening it once.
-func (c *tabCall) cdpSession() (playwright.CDPSession, error) {
-	if s, ok := c.tab.Value(keyCDP).(playwright.CDPSession); ok {
-		return s, nil
-	}
-	s, err := c.gen.Context.NewCDPSession(c.tab.Page)
-	if err != nil {
-		return nil, fmt.Errorf("open a CDP session: %s", friendlyError(err))
-	}
-	c.tab.SetValue(keyCDP, s)
-	return s, nil
-}
-
 func snapshotCall(c *tabCall) error {
 	a := c.args
 	req := snapshotRequest{depth: int(a.Number("depth", 0)), boxes: a.Bool("boxes", false), target: a.String("target", "")}
@@ -139,22 +57,18 @@ func snapshotCall(c *tabCall) error {
 	switch mode {
 	case "ai":
 		var err error
+		opts := session.SnapshotOptions{Depth: req.depth, Boxes: req.boxes}
 		if req.target != "" {
-			loc, lerr := c.locate(req.target)
+			el, lerr := c.locate(req.target)
 			if lerr != nil {
 				return lerr
 			}
-			timeout := snapshotDeadline(c.ctx)
-			opts := playwright.LocatorAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
-			if req.depth > 0 {
-				opts.Depth = playwright.Int(req.depth)
-			}
-			if req.boxes {
-				opts.Boxes = playwright.Bool(true)
-			}
-			text, err = loc.AriaSnapshot(opts)
+			text, err = el.AISnapshot(c.ctx, opts)
 		} else {
-			text, err = captureSnapshot(c.ctx, c.tab, req)
+			var snap *session.Snapshot
+			if snap, err = c.tab.AISnapshot(c.ctx, opts); err == nil {
+				text = snap.Text
+			}
 		}
 		if err != nil {
 			return err
@@ -165,19 +79,16 @@ func snapshotCall(c *tabCall) error {
 			}
 		}
 	case "aria", "role":
-		nodes, err := axTree(c)
-		if err != nil {
-			return err
-		}
+		var err error
 		if mode == "aria" {
-			prev, _ := c.tab.Value(keyARIATree).(*snapshot.Tree)
-			tree = snapshot.FromAXTree(nodes, snapshot.AXOptions{Previous: prev})
-			c.tab.SetValue(keyARIATree, tree)
+			if tree, err = c.tab.ARIASnapshot(c.ctx); err != nil {
+				return err
+			}
 			tree = filterTree(tree, a, req.depth)
 		} else {
-			prev, _ := c.tab.Value(keyRoleTree).(*snapshot.Tree)
-			tree = snapshot.RoleTree(nodes, snapshot.RoleOptions{Interactive: a.Bool("interactive", false), Compact: a.Bool("compact", false), MaxDepth: req.depth, Previous: prev})
-			c.tab.SetValue(keyRoleTree, tree)
+			if tree, err = c.tab.RoleSnapshot(c.ctx, snapshot.RoleOptions{Interactive: a.Bool("interactive", false), Compact: a.Bool("compact", false), MaxDepth: req.depth}); err != nil {
+				return err
+			}
 			if q := a.String("query", ""); q != "" {
 				tree = tree.Query(q)
 			}
@@ -196,7 +107,7 @@ func snapshotCall(c *tabCall) error {
 		}
 		text = tree.Render()
 		if mode != "ai" {
-			text = relativeURLs(text, c.tab.Page.URL())
+			text = relativeURLs(text, c.tab.URL())
 		}
 	}
 	stats := snapshot.TextStats(text)

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
-	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 // tabCall is the state of one call of a tool that works on the current tab.
@@ -26,7 +22,7 @@ type tabCall struct {
 	// snapshot says what the response carries in its Snapshot section.
 	snapshot snapshotKind
 	// before is the tab's snapshot before the action, for the diff.
-	before string
+	before *session.Snapshot
 	// navBefore is the tab's navigation count before the action.
 	navBefore int
 }
@@ -108,10 +104,10 @@ func (c *tabCall) finish(o tabOpts) {
 		}
 	}
 	if len(c.gen.Tabs()) > 1 {
-		c.resp.SetTabs(tabLines(c.gen))
+		c.resp.SetTabs(tabLines(c.ctx, c.gen))
 	}
 	if !o.noPage {
-		c.resp.SetPage(pageLines(tab))
+		c.resp.SetPage(pageLines(c.ctx, tab))
 	}
 	if c.addModal() {
 		// A page blocked on a dialog cannot be snapshotted.
@@ -120,8 +116,8 @@ func (c *tabCall) finish(o tabOpts) {
 	if !c.resp.Failed() || c.snapshot == snapFull {
 		switch c.snapshot {
 		case snapFull:
-			if text, err := captureSnapshot(c.ctx, tab, snapshotRequest{}); err == nil {
-				c.setFull(text)
+			if snap, err := tab.AISnapshot(c.ctx, session.SnapshotOptions{}); err == nil {
+				c.setFull(snap.Text)
 			} else {
 				c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 			}
@@ -142,9 +138,9 @@ func (c *tabCall) addModal() bool {
 	return len(modals) > 0
 }
 
-func pageLines(t *session.Tab) []string {
-	lines := []string{"- Page URL: " + t.Page.URL()}
-	if title, ok := tabTitle(t); ok {
+func pageLines(ctx context.Context, t *session.Tab) []string {
+	lines := []string{"- Page URL: " + t.URL()}
+	if title, ok := t.Title(ctx); ok {
 		lines = append(lines, "- Page Title: "+title)
 	}
 	if t.Crashed() {
@@ -168,52 +164,11 @@ func consoleCounts(t *session.Tab) (errs, warns int) {
 	return
 }
 
-// keyTitle caches a tab's last title: a page blocked by a dialog cannot
-// answer, and a response must not wait on it.
-const keyTitle = "title"
-
-// tabTitle reads a tab's title (bounded to 2 s), or the last one read while
-// a dialog blocks the page.
-func tabTitle(t *session.Tab) (string, bool) {
-	cached, ok := t.Value(keyTitle).(string)
-	if len(t.Modals()) > 0 {
-		return cached, ok
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	title, err := titleOf(ctx, t.Page)
-	if err != nil {
-		return cached, ok
-	}
-	t.SetValue(keyTitle, title)
-	return title, true
-}
-
-func titleOf(ctx context.Context, p playwright.Page) (string, error) {
-	ch := make(chan struct {
-		s   string
-		err error
-	}, 1)
-	go func() {
-		s, err := p.Title()
-		ch <- struct {
-			s   string
-			err error
-		}{s, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.s, r.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
-}
-
-func tabLines(g *session.Generation) []string {
+func tabLines(ctx context.Context, g *session.Generation) []string {
 	cur := g.Selected()
 	var lines []string
 	for i, t := range g.Tabs() {
-		title, _ := tabTitle(t)
+		title, _ := t.Title(ctx)
 		mark := ""
 		if t == cur {
 			mark = "(current) "
@@ -222,49 +177,15 @@ func tabLines(g *session.Generation) []string {
 		if t.Crashed() {
 			extra = " [crashed]"
 		}
-		lines = append(lines, fmt.Sprintf("- %d: %s[%s](%s)%s", i, mark, title, t.Page.URL(), extra))
+		lines = append(lines, fmt.Sprintf("- %d: %s[%s](%s)%s", i, mark, title, t.URL(), extra))
 	}
 	return lines
 }
 
-// locate turns a target (a ref from the last snapshot, or a selector) into a
-// locator, failing fast when it matches nothing.
-func (c *tabCall) locate(target string) (playwright.Locator, error) {
-	target = strings.TrimSpace(target)
-	if target == "" {
-		return nil, errors.New("target is empty: pass a ref from the last snapshot (e.g. e12) or a selector")
-	}
-	page := c.tab.Page
-	switch snapshot.ClassifyRef(target) {
-	case snapshot.RefAI:
-		loc := page.Locator("aria-ref=" + target)
-		if n, err := loc.Count(); err == nil && n > 0 {
-			return loc, nil
-		}
-		// Say so when the ref belongs to another tab's snapshot.
-		for i, t := range c.gen.Tabs() {
-			if t != c.tab && strings.Contains(t.LastSnapshot(), "[ref="+target+"]") {
-				return nil, fmt.Errorf("Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", target, i)
-			}
-		}
-		return nil, fmt.Errorf("Ref %s not found in the current page snapshot. Try capturing new snapshot.", target)
-	case snapshot.RefRole:
-		return c.locateRole(target)
-	case snapshot.RefARIA:
-		return c.locateARIA(target)
-	}
-	loc := page.Locator(target)
-	n, err := loc.Count()
-	if err != nil {
-		return nil, fmt.Errorf("invalid selector %q: %s", target, firstLine(err.Error()))
-	}
-	switch {
-	case n == 0:
-		return nil, fmt.Errorf("no element matches selector %q; take a snapshot and use a ref", target)
-	case n > 1:
-		return nil, fmt.Errorf("selector %q matches %d elements; use a ref from the snapshot or a more specific selector", target, n)
-	}
-	return loc, nil
+// locate turns a target (a ref from the last snapshot, or a selector) into
+// an element of the current tab, failing fast when it matches nothing.
+func (c *tabCall) locate(target string) (*session.Element, error) {
+	return c.tab.Locate(c.ctx, target)
 }
 
 // describe names a target for messages: the agent's description if given.
@@ -282,18 +203,22 @@ func firstLine(s string) string {
 	return s
 }
 
-// friendlyError turns Playwright's multi-line errors into one line that says
+// friendlyError turns an error of a browser call into one line that says
 // what to do next.
 func friendlyError(err error) string {
-	var te *playwright.Error
-	msg := err.Error()
-	if errors.As(err, &te) && te.Message != "" {
-		msg = te.Message
-	}
-	msg = strings.TrimPrefix(msg, "playwright: ")
-	line := firstLine(msg)
-	if errors.Is(err, playwright.ErrTimeout) || strings.Contains(line, "Timeout") {
+	var te *session.TimeoutError
+	var re *session.RefError
+	switch {
+	case errors.As(err, &re):
+		return re.Msg
+	case errors.Is(err, session.ErrModal):
+		return "a dialog or file chooser opened and blocks the page: handle it with browser_handle_dialog or browser_file_upload"
+	case errors.As(err, &te):
+		line := firstLine(err.Error())
+		if te.Msg == "" {
+			return line + " — the page did not answer in time"
+		}
 		return line + " — the element may be hidden, disabled, covered or gone; take a new snapshot"
 	}
-	return line
+	return firstLine(strings.TrimPrefix(err.Error(), "playwright: "))
 }

@@ -42,7 +42,7 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 					resp.Error("%v", err)
 					break
 				}
-				if _, err := gotoPage(t, target); err != nil {
+				if _, err := t.Navigate(ctx, target); err != nil {
 					resp.Error("Navigation to %s failed: %s", target, friendlyError(err))
 				}
 			}
@@ -51,8 +51,8 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 				resp.Error("select needs index: list the tabs with browser_tabs action=list")
 				return nil
 			}
-			t, err := g.Select(index)
-			if err != nil {
+			t, err := g.Select(ctx, index)
+			if err != nil && t == nil {
 				resp.Error("%v", err)
 				return nil
 			}
@@ -72,16 +72,16 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 					return err
 				}
 			}
-			if err := t.Page.Close(); err != nil {
+			if err := t.Close(ctx); err != nil {
 				return err
 			}
 		}
-		resp.SetTabs(tabLines(g))
+		resp.SetTabs(tabLines(ctx, g))
 		if current == nil {
 			current, _ = g.CurrentTab(ctx)
 		}
 		if current != nil && action != "list" {
-			resp.SetPage(pageLines(current))
+			resp.SetPage(pageLines(ctx, current))
 		}
 		return nil
 	})
@@ -114,7 +114,9 @@ func closeBrowser(ctx context.Context, env *Env, _ Args) *Response {
 		resp.Result("No open browser")
 		return resp
 	}
-	sess.Reset()
+	if err := sess.CloseBrowser(ctx); err != nil {
+		return resp.Error("Closing the browser did not finish: %v", err)
+	}
 	resp.Result("Closed the browser; the next browser call opens a new one")
 	return resp
 }

@@ -1,10 +1,11 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 func waitTools() []*Tool {
@@ -32,14 +33,19 @@ func waitFor(c *tabCall) error {
 			return c.ctx.Err()
 		}
 	}
-	timeout := playwright.Float(float64(maxWait.Milliseconds()))
 	if gone != "" {
-		if err := c.tab.Page.GetByText(gone).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateHidden, Timeout: timeout}); err != nil {
+		if err := c.tab.WaitForText(c.ctx, gone, true, maxWait); err != nil {
+			if errors.Is(err, session.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
+				return err
+			}
 			return fmt.Errorf("text %q did not disappear within %v", gone, maxWait)
 		}
 	}
 	if text != "" {
-		if err := c.tab.Page.GetByText(text).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible, Timeout: timeout}); err != nil {
+		if err := c.tab.WaitForText(c.ctx, text, false, maxWait); err != nil {
+			if errors.Is(err, session.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
+				return err
+			}
 			return fmt.Errorf("text %q did not appear within %v", text, maxWait)
 		}
 	}

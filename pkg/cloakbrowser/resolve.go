@@ -172,12 +172,12 @@ func Resolve(ctx context.Context, o Options) (BinaryInfo, error) {
 	}
 	if r.platformErr != nil {
 		r.tried = append(r.tried, fmt.Sprintf("cloakbrowser: %v", r.platformErr))
-		return r.system(fmt.Sprintf("no CloakBrowser build for this platform (%v)", r.platformErr))
+		return r.system(fmt.Errorf("no CloakBrowser build for this platform (%w)", r.platformErr))
 	}
 	if info, ok := r.cached(); ok {
 		return info, nil
 	}
-	var reason string
+	var reason error
 	if r.allowDownload {
 		info, err := r.download(ctx)
 		if err == nil {
@@ -187,10 +187,10 @@ func Resolve(ctx context.Context, o Options) (BinaryInfo, error) {
 			return BinaryInfo{}, err
 		}
 		r.tried = append(r.tried, fmt.Sprintf("download: %v", err))
-		reason = fmt.Sprintf("CloakBrowser %s is not in %s and its download failed: %v", r.version, r.versionDir(), err)
+		reason = fmt.Errorf("CloakBrowser %s is not in %s and its download failed: %w", r.version, r.versionDir(), err)
 	} else {
 		r.tried = append(r.tried, "download: not allowed (downloads disabled)")
-		reason = fmt.Sprintf("CloakBrowser %s is not in %s and downloads are disabled", r.version, r.versionDir())
+		reason = fmt.Errorf("CloakBrowser %s is not in %s and downloads are disabled", r.version, r.versionDir())
 	}
 	return r.system(reason)
 }
@@ -338,7 +338,12 @@ func newResolver(o Options) (*resolver, error) {
 func checkBaseURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
-		// The parse error quotes the URL, credentials included: drop it.
+		// The *url.Error quotes the URL, credentials included: keep only
+		// its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return fmt.Errorf("download URL (%s) is not a valid URL: %w", EnvDownloadURL, ue.Err)
+		}
 		return fmt.Errorf("download URL (%s) is not a valid URL", EnvDownloadURL)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

@@ -32,15 +32,17 @@ func DefaultSystemCandidates() []string {
 	}
 }
 
-// system falls back to the first system Chromium found.
-func (r *resolver) system(reason string) (BinaryInfo, error) {
+// system falls back to the first system Chromium found. reason says why
+// CloakBrowser is not used; it is the returned error's cause when no system
+// Chromium is found either.
+func (r *resolver) system(reason error) (BinaryInfo, error) {
 	for _, c := range r.candidates {
 		p, why := findCandidate(c)
 		if p == "" {
 			r.tried = append(r.tried, fmt.Sprintf("system: %s: %s", c, why))
 			continue
 		}
-		r.logf("WARNING: using system Chromium %s without CloakBrowser stealth: %s", p, reason)
+		r.logf("WARNING: using system Chromium %s without CloakBrowser stealth: %v", p, reason)
 		info := BinaryInfo{
 			BundledVersion: PinnedVersionFor(r.platform),
 			Tier:           "free",
@@ -51,7 +53,7 @@ func (r *resolver) system(reason string) (BinaryInfo, error) {
 			Source:         SourceSystem,
 			Engine:         EngineChromium,
 			Tried:          r.tried,
-			FallbackReason: reason,
+			FallbackReason: reason.Error(),
 		}
 		if r.platformErr == nil {
 			info.CacheDir = r.versionDir()
@@ -62,7 +64,7 @@ func (r *resolver) system(reason string) (BinaryInfo, error) {
 	if len(r.candidates) == 0 {
 		r.tried = append(r.tried, "system: no candidates configured")
 	}
-	return BinaryInfo{}, fmt.Errorf("%w: %s; tried: %s", ErrNotFound, reason, strings.Join(r.tried, "; "))
+	return BinaryInfo{}, fmt.Errorf("%w: %w; tried: %s", ErrNotFound, reason, strings.Join(r.tried, "; "))
 }
 
 // findCandidate resolves a candidate: a path (absolute or containing a

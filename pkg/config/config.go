@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/portrange"
 )
 
 // Transports.
@@ -212,11 +212,27 @@ func (c Config) CapSet() map[string]bool {
 // KnownCaps are the capability groups --caps accepts.
 var KnownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "core"}
 
+// settingError is one Validate failure: "<setting>=<value>: <why>", keeping
+// the underlying error, if any, for errors.Is and errors.As.
+type settingError struct {
+	setting string
+	value   any
+	why     string
+	err     error
+}
+
+func (e *settingError) Error() string { return fmt.Sprintf("%s=%v: %s", e.setting, e.value, e.why) }
+
+func (e *settingError) Unwrap() error { return e.err }
+
 // Validate checks the configuration and names the setting at fault.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(setting string, v any, why string) {
-		errs = append(errs, fmt.Errorf("%s=%v: %s", setting, v, why))
+		errs = append(errs, &settingError{setting: setting, value: v, why: why})
+	}
+	badErr := func(setting string, v any, why string, err error) {
+		errs = append(errs, &settingError{setting: setting, value: v, why: why, err: err})
 	}
 	switch c.Transport {
 	case TransportStdio, TransportHTTP:
@@ -227,7 +243,7 @@ func (c Config) Validate() error {
 		st, err := os.Stat(c.BinaryPath)
 		switch {
 		case err != nil:
-			bad("--binary-path", c.BinaryPath, "not found")
+			badErr("--binary-path", c.BinaryPath, "not found", err)
 		case !st.Mode().IsRegular():
 			bad("--binary-path", c.BinaryPath, "not a regular file")
 		}
@@ -318,8 +334,8 @@ func (c Config) Validate() error {
 	// _meta even without --cdp-enabled: check the listener settings then too.
 	if c.CDP.Enabled || c.CDP.PortRange != "" {
 		if c.CDP.PortRange != "" {
-			if _, err := cdpproxy.ParsePortRange(c.CDP.PortRange); err != nil {
-				bad("--cdp-port-range", c.CDP.PortRange, strings.TrimPrefix(err.Error(), "cdpproxy: "))
+			if _, err := portrange.Parse(c.CDP.PortRange); err != nil {
+				badErr("--cdp-port-range", c.CDP.PortRange, err.Error(), err)
 			}
 		}
 		if !isLoopback(c.CDP.Host) && !c.CDP.AllowRemote {

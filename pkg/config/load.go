@@ -22,10 +22,22 @@ type setting struct {
 	set    func(c *Config, v string) error
 }
 
+// valueError says what a setting's value should have been, keeping the
+// parser's error (a *strconv.NumError, a *json.SyntaxError, …) as its cause:
+// the message stays short, errors.Is/As still see why.
+type valueError struct {
+	want string
+	err  error
+}
+
+func (e *valueError) Error() string { return e.want }
+
+func (e *valueError) Unwrap() error { return e.err }
+
 func parseBool(v string) (bool, error) {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
-		return false, fmt.Errorf("not a boolean")
+		return false, &valueError{"not a boolean", err}
 	}
 	return b, nil
 }
@@ -49,7 +61,7 @@ func integer(p func(c *Config) *int) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
-			return fmt.Errorf("not an integer")
+			return &valueError{"not an integer", err}
 		}
 		*p(c) = n
 		return nil
@@ -60,7 +72,7 @@ func millis(p func(c *Config) *time.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
-			return fmt.Errorf("not a non-negative number of milliseconds")
+			return &valueError{"not a non-negative number of milliseconds", err}
 		}
 		*p(c) = time.Duration(n) * time.Millisecond
 		return nil
@@ -74,7 +86,7 @@ func list(p func(c *Config) *[]string) func(*Config, string) error {
 		if strings.HasPrefix(v, "[") {
 			var arr []string
 			if err := json.Unmarshal([]byte(v), &arr); err != nil {
-				return fmt.Errorf("not a JSON array of strings")
+				return &valueError{"not a JSON array of strings", err}
 			}
 			*p(c) = arr
 			return nil
@@ -132,7 +144,7 @@ var settings = []setting{
 	{flags: []string{"max-download-bytes"}, env: envs("MAX_DOWNLOAD_BYTES"), help: "bytes all of one session's downloads may take in the output dir (default 268435456)", set: func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
-			return fmt.Errorf("not an integer")
+			return &valueError{"not an integer", err}
 		}
 		c.MaxDownloadBytes = n
 		return nil
@@ -148,7 +160,7 @@ var settings = []setting{
 	{flags: []string{"http-max-body-bytes"}, env: envs("HTTP_MAX_BODY_BYTES"), help: "largest accepted request body (default 4194304)", set: func(c *Config, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
-			return fmt.Errorf("not an integer")
+			return &valueError{"not an integer", err}
 		}
 		c.HTTP.MaxBodyBytes = n
 		return nil
@@ -221,7 +233,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, [
 		for _, e := range s.env {
 			if v := getenv(e); v != "" {
 				if err := s.set(&c, v); err != nil {
-					return c, nil, fmt.Errorf("%s=%q: %v", e, v, err)
+					return c, nil, fmt.Errorf("%s=%q: %w", e, v, err)
 				}
 				if s.flags[0] == "binary-path" {
 					c.BinaryPathSource = "env"
@@ -328,7 +340,7 @@ func loadFile(c *Config, path string) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return fmt.Errorf("--config=%s: %v", path, err)
+		return fmt.Errorf("--config=%s: %w", path, err)
 	}
 	if br := f.Browser; br != nil {
 		if br.Isolated != nil {

@@ -14,9 +14,11 @@ import (
 // versionShim returns a wrapper around Node.js that answers playwright-go's
 // start-up check (`node cli.js --version`, ~0.6 s of Node start-up on every
 // Run) from the driver's package.json, which it has just read, and runs the
-// real node for everything else. It returns "" where it does not apply (an
-// external PLAYWRIGHT_CLI_PATH, Windows, or a package.json of another
-// version — then the real check runs and reports the mismatch).
+// real node for everything else: in the TMPDIR named by driverTmpEnv when it
+// is set, and on Linux with setpriv, killed when the process that started it
+// dies (see shimScript). It returns "" where it does not apply (an external
+// PLAYWRIGHT_CLI_PATH, Windows, or a package.json of another version — then
+// the real check runs and reports the mismatch).
 func versionShim(o Options) (string, error) {
 	if runtime.GOOS == "windows" || os.Getenv("PLAYWRIGHT_CLI_PATH") != "" || o.NodePath == "" {
 		return "", nil
@@ -32,9 +34,7 @@ func versionShim(o Options) (string, error) {
 	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Name != "playwright-core" || pkg.Version != PlaywrightVersion {
 		return "", nil
 	}
-	script := fmt.Sprintf("#!/bin/sh\n# Written by cloakbrowser-mcp: answers the driver version check from package.json (playwright-core %s), runs node otherwise.\n"+
-		"if [ \"$#\" -eq 2 ] && [ \"$2\" = \"--version\" ]; then echo \"Version %s\"; exit 0; fi\nexec %s \"$@\"\n",
-		PlaywrightVersion, PlaywrightVersion, shellQuote(o.NodePath))
+	script := shimScript(o.NodePath, pdeathsigWrapper())
 	sum := sha256.Sum256([]byte(script))
 	path := filepath.Join(o.Dir, "node-"+hex.EncodeToString(sum[:6]))
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == script {
@@ -60,6 +60,47 @@ func versionShim(o Options) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// The environment through which run tells the shim what it cannot know
+// itself. Neither reaches node.
+const (
+	// driverTmpEnv is the driver's private TMPDIR.
+	driverTmpEnv = "CLOAKBROWSER_MCP_DRIVER_TMPDIR"
+	// driverParentEnv is the PID of the process starting the driver: the
+	// parent whose death must kill it.
+	driverParentEnv = "CLOAKBROWSER_MCP_DRIVER_PARENT"
+)
+
+// shimScript is the shim's text. With setpriv, node runs under a
+// parent-death SIGKILL: a driver outlives a SIGKILLed server otherwise,
+// and with it every browser and temporary profile it holds. setpriv arms the
+// signal in the shim's own process (playwright-go's child: exec keeps the
+// PID and the parent), then an inner sh checks that the parent is still
+// driverParentEnv: if it died before the signal was armed, the shim was
+// already handed to another parent and no signal would ever come, so it
+// exits instead of running an orphan driver.
+//
+// Linux sends the signal when the parent thread that forked exits; the Go
+// runtime keeps its threads for the life of the process (nothing here
+// locks one to a goroutine that ends), as os/exec's own Pdeathsig assumes.
+func shimScript(node, setpriv string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n# Written by cloakbrowser-mcp: answers the driver version check from package.json (playwright-core %s);\n", PlaywrightVersion)
+	fmt.Fprintf(&b, "# runs node otherwise, in $%s when set", driverTmpEnv)
+	if setpriv != "" {
+		b.WriteString(", killed when the process that started it dies")
+	}
+	b.WriteString(".\n")
+	fmt.Fprintf(&b, "if [ \"$#\" -eq 2 ] && [ \"$2\" = \"--version\" ]; then echo \"Version %s\"; exit 0; fi\n", PlaywrightVersion)
+	fmt.Fprintf(&b, "if [ -n \"$%[1]s\" ]; then TMPDIR=$%[1]s; export TMPDIR; fi\nunset %[1]s\n", driverTmpEnv)
+	if setpriv == "" {
+		fmt.Fprintf(&b, "unset %s\nexec %s \"$@\"\n", driverParentEnv, shellQuote(node))
+		return b.String()
+	}
+	check := fmt.Sprintf(`if [ -n "$%[1]s" ] && [ "$PPID" != "$%[1]s" ]; then echo "cloakbrowser-mcp: process $%[1]s exited before its Playwright driver started" >&2; exit 1; fi; unset %[1]s; exec "$@"`, driverParentEnv)
+	fmt.Fprintf(&b, "exec %s --pdeathsig KILL -- /bin/sh -c %s sh %s \"$@\"\n", shellQuote(setpriv), shellQuote(check), shellQuote(node))
+	return b.String()
 }
 
 func shellQuote(s string) string {

@@ -82,7 +82,7 @@ func cdpRequested(params json.RawMessage, def bool) (bool, error) {
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return false, fmt.Errorf("initialize _meta[%q] must be an object", key)
+			return false, fmt.Errorf("initialize _meta[%q] must be an object: %w", key, err)
 		}
 		v, ok := m["cdpEnabled"]
 		if !ok || string(v) == "null" {
@@ -90,7 +90,7 @@ func cdpRequested(params json.RawMessage, def bool) (bool, error) {
 		}
 		var on bool
 		if err := json.Unmarshal(v, &on); err != nil {
-			return false, fmt.Errorf("initialize _meta[%q].cdpEnabled must be true or false, got %s", key, v)
+			return false, fmt.Errorf("initialize _meta[%q].cdpEnabled must be true or false, got %s: %w", key, v, err)
 		}
 		return on, nil
 	}

@@ -121,18 +121,15 @@ func launchCheck(ctx context.Context, cfg config.Config, bin cloakbrowser.Binary
 	start := time.Now()
 	drv := driver.Start(DriverOptions(cfg, log), false)
 	defer drv.Close()
-	s := &Server{cfg: cfg, log: NewLogger(io.Discard, "error"), bin: &binaryFuture{done: make(chan struct{}), info: bin}}
-	close(s.bin.done)
+	s := &Server{cfg: cfg, log: NewLogger(io.Discard, "error"), bin: knownBinary(bin)}
 	sess := session.New("doctor", drv, s.sessionConfig())
-	defer sess.Close()
+	defer closeSession(sess)
 	lc := &LaunchCheck{}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	g, err := sess.Generation(ctx)
 	if err == nil {
-		if b := g.Context.Browser(); b != nil {
-			lc.BrowserVersion = b.Version()
-		}
+		lc.BrowserVersion = g.BrowserVersion()
 		lc.OK = true
 	} else {
 		lc.Error = err.Error()

@@ -272,7 +272,9 @@ func (t *httpTransport) shutdown() error {
 		errs = append(errs, t.reg.Shutdown(sctx))
 		cancel()
 		if t.shared != nil {
-			errs = append(errs, t.shared.Close())
+			bctx, bcancel := context.WithTimeout(context.Background(), sessionCloseTimeout)
+			errs = append(errs, t.shared.Close(bctx))
+			bcancel()
 		}
 		// Ends open GET streams and stops mcp-go's idle sweeper.
 		_ = t.mcpHTTP.Shutdown(drainCtx)

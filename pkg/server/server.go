@@ -46,7 +46,7 @@ type Server struct {
 	opts Options
 
 	drv *driver.Driver
-	bin *binaryFuture
+	bin *binaryResolver
 
 	mcp   *server.MCPServer
 	stdio *session.Session
@@ -54,26 +54,11 @@ type Server struct {
 
 	mu     sync.Mutex
 	closed bool
+	bg     sync.WaitGroup // background work the server owns (the prewarm)
 
 	cdpOnce sync.Once // makes leaser
 	leaser  *cdpproxy.Leaser
 	cdpErr  error
-}
-
-// binaryFuture resolves the browser binary once, in the background.
-type binaryFuture struct {
-	done chan struct{}
-	info cloakbrowser.BinaryInfo
-	err  error
-}
-
-func (b *binaryFuture) get(ctx context.Context) (cloakbrowser.BinaryInfo, error) {
-	select {
-	case <-b.done:
-		return b.info, b.err
-	case <-ctx.Done():
-		return cloakbrowser.BinaryInfo{}, ctx.Err()
-	}
 }
 
 // NewLogger builds the zerolog logger for a level, writing to w.
@@ -116,24 +101,22 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		}
 	}
 	s.drv = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall)
-	s.bin = &binaryFuture{done: make(chan struct{})}
-	go func() {
-		defer close(s.bin.done)
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
+	s.bin = newBinaryResolver(func(ctx context.Context) (cloakbrowser.BinaryInfo, error) {
 		co := CloakOptions(cfg)
 		co.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
-		s.bin.info, s.bin.err = cloakbrowser.Resolve(ctx, co)
+		info, err := cloakbrowser.Resolve(ctx, co)
 		switch {
-		case s.bin.err != nil:
-			log.Error().Err(s.bin.err).Msg("no browser binary")
-		case s.bin.info.Source == cloakbrowser.SourceSystem:
-			log.Warn().Str("path", s.bin.info.BinaryPath).Str("reason", s.bin.info.FallbackReason).
+		case err != nil:
+			log.Error().Err(err).Msg("no browser binary")
+		case info.Source == cloakbrowser.SourceSystem:
+			log.Warn().Str("path", info.BinaryPath).Str("reason", info.FallbackReason).
 				Msg("CloakBrowser not available: using a system Chromium WITHOUT stealth patches (run `cloakbrowser-mcp install` to get CloakBrowser)")
 		default:
-			log.Info().Str("path", s.bin.info.BinaryPath).Str("engine", s.bin.info.Engine).Str("source", s.bin.info.Source).Msg("browser binary resolved")
+			log.Info().Str("path", info.BinaryPath).Str("engine", info.Engine).Str("source", info.Source).Msg("browser binary resolved")
 		}
-	}()
+		return info, err
+	})
+	s.bin.start()
 
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
@@ -151,6 +134,8 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		Log:                         log,
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
+		s.bin.close()
+		_ = s.drv.Close()
 		return nil, err
 	}
 	return s, nil
@@ -207,7 +192,7 @@ func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 		sess := session.New("stdio", s.drv, s.sessionConfig())
 		if s.cfg.CDP.Enabled {
 			if err := s.enableCDP(ctx, sess); err != nil {
-				_ = sess.Close()
+				_ = closeSession(sess)
 				return nil, fmt.Errorf("CDP endpoint: %w", err)
 			}
 		}
@@ -227,7 +212,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 	if !s.opts.NoPrewarm {
-		go s.prewarm()
+		s.bg.Go(s.prewarm)
 	}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetErrorLogger(zerologStd(s.log))
@@ -252,7 +237,15 @@ func (s *Server) prewarm() {
 	}
 }
 
-// Close disposes of every session's browser, then stops the driver.
+// closeSession closes sess, bounded.
+func closeSession(sess *session.Session) error {
+	ctx, cancel := context.WithTimeout(context.Background(), sessionCloseTimeout)
+	defer cancel()
+	return sess.Close(ctx)
+}
+
+// Close disposes of every session's browser, then stops the driver and the
+// binary resolution if it still runs, and waits for them.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -263,14 +256,17 @@ func (s *Server) Close() error {
 	sess := s.stdio
 	ht := s.httpT
 	s.mu.Unlock()
+	s.bin.cancel() // a launch waiting for the binary gives up now
 	var errs []error
 	if ht != nil {
 		errs = append(errs, ht.shutdown())
 	}
 	if sess != nil {
-		errs = append(errs, sess.Close())
+		errs = append(errs, closeSession(sess))
 	}
+	s.bg.Wait() // the prewarm ends with the session
 	errs = append(errs, s.drv.Close())
+	s.bin.close()
 	return errors.Join(errs...)
 }
 

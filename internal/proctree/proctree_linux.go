@@ -1,0 +1,119 @@
+package proctree
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Own puts cmd in its own process group (so Kill can signal the group) and
+// has the kernel SIGKILL it if the calling thread's process dies.
+func Own(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// Marked lists the live processes whose environment holds kv (KEY=value)
+// and all their descendants, with their memory and CPU. Zombies and the
+// calling process are skipped.
+func Marked(kv string) []Proc {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	all := map[int]Proc{}
+	marked := map[int]bool{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		st, err := parseStat(string(stat))
+		if err != nil || st.State == "Z" || st.State == "X" {
+			continue
+		}
+		// USER_HZ is 100 on every Linux this runs on.
+		all[pid] = Proc{PID: pid, PPID: st.PPID, Comm: st.Comm, State: st.State, CPUms: st.Ticks * 10, Start: st.Start}
+		if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil && environHas(env, kv) {
+			marked[pid] = true
+		}
+	}
+	var out []Proc
+	for pid, p := range all {
+		if !belongs(pid, all, marked) {
+			continue
+		}
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
+		p.Exe, _ = os.Readlink(filepath.Join(dir, "exe"))
+		if st, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
+			p.RSSKB, _ = parseStatusKB(string(st), "VmRSS")
+		}
+		if sm, err := os.ReadFile(filepath.Join(dir, "smaps_rollup")); err == nil {
+			p.PSSKB, _ = parseStatusKB(string(sm), "Pss")
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Alive returns the processes of ps that still run (same PID and start
+// time, not a zombie).
+func Alive(ps []Proc) []Proc {
+	var out []Proc
+	for _, p := range ps {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "stat"))
+		if err != nil {
+			continue
+		}
+		st, err := parseStat(string(stat))
+		if err != nil || st.State == "Z" || st.State == "X" || st.Start != p.Start {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Remaining is what is left of a server: the processes of before (listed
+// while it ran) that still run, plus any process still carrying kv.
+func Remaining(kv string, before []Proc) []Proc {
+	left := Alive(before)
+	seen := map[int]bool{}
+	for _, p := range left {
+		seen[p.PID] = true
+	}
+	for _, p := range Marked(kv) {
+		if !seen[p.PID] {
+			left = append(left, p)
+		}
+	}
+	return left
+}
+
+// Kill SIGKILLs the process group pgid (if > 0) and what Remaining(kv,
+// before) finds, until none is left or wait has passed. It returns what was
+// still alive when it gave up.
+func Kill(kv string, pgid int, before []Proc, wait time.Duration) []Proc {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		left := Remaining(kv, before)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		for _, p := range left {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,58 @@
+package proctree
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestFindAndKill starts a marked child that starts an unmarked grandchild,
+// finds both (the grandchild by parentage), kills them and finds nothing left.
+func TestFindAndKill(t *testing.T) {
+	kv := "PROCTREE_TEST_MARKER=" + strconv.Itoa(os.Getpid()) + "-" + t.Name()
+	// The grandchild gets a scrubbed environment, like a Chromium renderer.
+	cmd := exec.Command("sh", "-c", "env -i sleep 60 & wait")
+	cmd.Env = append(os.Environ(), kv)
+	Own(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		Kill(kv, cmd.Process.Pid, nil, 5*time.Second)
+		<-exited
+	})
+
+	var procs []Proc
+	for deadline := time.Now().Add(10 * time.Second); len(procs) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Marked found %+v, want sh and its sleep", procs)
+		}
+		procs = Marked(kv)
+	}
+	byComm := map[string]Proc{}
+	for _, p := range procs {
+		byComm[p.Comm] = p
+	}
+	sh, sleep := byComm["sh"], byComm["sleep"]
+	if sh.PID != cmd.Process.Pid || sleep.PPID != sh.PID {
+		t.Fatalf("Marked = %+v; want sh (pid %d) and its child sleep", procs, cmd.Process.Pid)
+	}
+	if sh.RSSKB <= 0 || sh.Start == 0 {
+		t.Errorf("sh has no RSS or start time: %+v", sh)
+	}
+	if got := Alive(procs); len(got) != 2 {
+		t.Errorf("Alive = %+v, want both", got)
+	}
+
+	if left := Kill(kv, cmd.Process.Pid, procs, 5*time.Second); len(left) != 0 {
+		t.Fatalf("Kill left %+v", left)
+	}
+	<-exited // reaped: no zombie left either
+	if left := Remaining(kv, procs); len(left) != 0 {
+		t.Fatalf("Remaining after Kill = %+v", left)
+	}
+}

@@ -1,0 +1,26 @@
+//go:build !linux
+
+package proctree
+
+import (
+	"os/exec"
+	"time"
+)
+
+// Without /proc nothing is found or killed: memory figures are n/a and
+// stray children are the servers' business.
+
+// Own does nothing outside Linux.
+func Own(cmd *exec.Cmd) {}
+
+// Marked finds nothing outside Linux.
+func Marked(kv string) []Proc { return nil }
+
+// Alive finds nothing outside Linux.
+func Alive(ps []Proc) []Proc { return nil }
+
+// Remaining finds nothing outside Linux.
+func Remaining(kv string, before []Proc) []Proc { return nil }
+
+// Kill kills nothing outside Linux.
+func Kill(kv string, pgid int, before []Proc, wait time.Duration) []Proc { return nil }

@@ -1,0 +1,216 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var errBadStat = errors.New("unreadable /proc stat")
+
+// procStat returns a process's start time (field 22 of /proc/<pid>/stat)
+// and whether it has exited (a zombie not yet reaped).
+func procStat(pid string) (start uint64, exited bool, err error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, false, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: count
+	// fields after its closing parenthesis. f[0] is field 3, the state.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false, errBadStat
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, false, errBadStat
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return 0, false, errBadStat
+	}
+	return start, f[0] == "Z" || f[0] == "X", nil
+}
+
+var bootID = sync.OnceValue(func() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+})
+
+var self = sync.OnceValues(func() (Owner, error) {
+	pid := os.Getpid()
+	start, _, err := procStat(strconv.Itoa(pid))
+	if err != nil {
+		return Owner{}, fmt.Errorf("read this process's start time: %w", err)
+	}
+	return Owner{PID: pid, Start: start, Boot: bootID()}, nil
+})
+
+func selfOwner() (Owner, error) { return self() }
+
+// Alive reports whether o's process still runs: the same PID, started at
+// the same time in this boot, and not exited. When that cannot be read for
+// another reason than the process being gone, it reports true: a directory
+// is kept rather than taken from a live owner.
+func (o Owner) Alive() bool {
+	if b := bootID(); o.Boot != "" && b != "" && o.Boot != b {
+		return false
+	}
+	start, exited, err := procStat(strconv.Itoa(o.PID))
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESRCH)
+	}
+	return !exited && start == o.Start
+}
+
+func fileUID(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+// PIDsUsing lists the live processes of this user, other than this one,
+// that use dir: whose TMPDIR is dir or below it (a driver given dir as its
+// private TMPDIR, and the browsers it launched), or with a command-line
+// argument naming a path there (a browser's --user-data-dir).
+func PIDsUsing(dir string) []int {
+	dir = filepath.Clean(dir)
+	if !filepath.IsAbs(dir) || dir == "/" {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	me, uid := os.Getpid(), os.Getuid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == me {
+			continue
+		}
+		fi, err := os.Stat("/proc/" + e.Name())
+		if err != nil {
+			continue
+		}
+		if u, ok := fileUID(fi); !ok || u != uid {
+			continue
+		}
+		if !usesDir(e.Name(), dir) {
+			continue
+		}
+		if _, exited, err := procStat(e.Name()); err == nil && !exited {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// usesDir reports whether process pid uses dir (see PIDsUsing).
+func usesDir(pid, dir string) bool {
+	if cmd, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil {
+		for _, arg := range bytes.Split(cmd, []byte{0}) {
+			a := string(arg)
+			if under(a, dir) {
+				return true
+			}
+			if _, v, ok := strings.Cut(a, "="); ok && under(v, dir) {
+				return true
+			}
+		}
+	}
+	if env, err := os.ReadFile("/proc/" + pid + "/environ"); err == nil {
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("TMPDIR=")); ok && under(filepath.Clean(string(v)), dir) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func under(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+"/")
+}
+
+// KillUsing SIGKILLs every process PIDsUsing(dir) finds, again until none
+// is left or wait has passed, and returns those still alive then.
+func KillUsing(dir string, wait time.Duration) []int {
+	deadline := time.Now().Add(wait)
+	for {
+		pids := PIDsUsing(dir)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		for _, pid := range pids {
+			killIfUsing(pid, dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killIfUsing kills pid if it still uses dir. The pidfd pins the process
+// between the check and the signal, so a PID reused since the scan is not
+// killed.
+func killIfUsing(pid int, dir string) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return
+	}
+	if err != nil { // no pidfd (kernel before 5.3, seccomp)
+		if usesDir(strconv.Itoa(pid), dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return
+	}
+	defer unix.Close(fd)
+	if usesDir(strconv.Itoa(pid), dir) {
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	}
+}
+
+// privateTempDir makes the driver's TMPDIR, marked as this process's.
+func privateTempDir() (string, error) {
+	dir, err := os.MkdirTemp("", TempPrefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return "", fmt.Errorf("create the driver's temp dir: %w", err)
+	}
+	if err := MarkOwned(dir); err != nil {
+		_ = os.Remove(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// pdeathsigWrapper is setpriv (util-linux 2.33 or newer) when it can arm a
+// parent-death signal before it execs, else "".
+var pdeathsigWrapper = sync.OnceValue(func() string {
+	p, err := exec.LookPath("setpriv")
+	if err != nil {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, p, "--help").Output()
+	if !bytes.Contains(out, []byte("--pdeathsig")) {
+		return ""
+	}
+	return p
+})

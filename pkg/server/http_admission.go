@@ -1,0 +1,115 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// initialize admits a new session if a slot is free (503 at once if not:
+// no queue), and binds the session mcp-go creates to principal. A session
+// that asks for CDP (initialize _meta, or --cdp-enabled) gets its port
+// leased here, before it exists, so a lease failure refuses the initialize.
+func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next http.Handler, principal string, msg rpcMessage) {
+	id := msg.ID
+	wantCDP, err := cdpRequested(msg.Params, t.s.cfg.CDP.Enabled)
+	switch {
+	case err != nil:
+		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
+		return
+	case wantCDP && t.shared != nil:
+		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
+			"CDP is not available with --http-isolation=context: a CDP endpoint on the shared browser would reach every session's pages")
+		return
+	case wantCDP && t.s.cfg.CDP.PortRange == "":
+		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
+			"CDP is not available on this server: it was started without --cdp-port-range")
+		return
+	}
+	res, err := t.reg.Reserve()
+	if err != nil {
+		st := t.reg.Stats()
+		msg := fmt.Sprintf("Server busy: all %d sessions are in use; retry later or end an idle session", st.Max)
+		if errors.Is(err, session.ErrClosed) {
+			msg = "Server is shutting down"
+		}
+		w.Header().Set("Retry-After", "5")
+		t.s.log.Warn().Int("active", st.Active).Int("pending", st.Pending).Int("max", st.Max).Str("remote", r.RemoteAddr).Msg("new session refused: " + msg)
+		writeRPCError(w, http.StatusServiceUnavailable, id, codeServerBusy, msg)
+		return
+	}
+	defer res.Release()
+	var lease *cdpproxy.Lease
+	if wantCDP {
+		if lease, err = t.s.leaseCDP(r.Context()); err != nil {
+			t.s.log.Warn().Err(err).Str("remote", r.RemoteAddr).Msg("new session refused: no CDP port")
+			w.Header().Set("Retry-After", "5")
+			writeRPCError(w, http.StatusServiceUnavailable, id, codeServerBusy, "CDP endpoint unavailable: "+err.Error())
+			return
+		}
+		defer func() {
+			if lease != nil { // the session was not created
+				lease.Release()
+			}
+		}()
+	}
+	cw := &sessionCapture{ResponseWriter: w, onHeader: func(h http.Header) {
+		// Runs before the response (and so the session ID) reaches the
+		// client, so its next request finds the session.
+		sid := h.Get(server.HeaderKeySessionID)
+		if sid == "" {
+			return
+		}
+		sess, err := res.Activate(sid, principal)
+		if err != nil {
+			t.s.log.Warn().Err(err).Msg("session not registered")
+			return
+		}
+		if lease != nil {
+			l := lease
+			lease = nil // the session owns it now
+			if err := sess.EnableCDP(l, t.s.cdpProxyConfig()); err != nil {
+				t.s.log.Error().Err(err).Str("session", sess.ID()).Msg("CDP endpoint not enabled")
+			}
+		}
+	}}
+	next.ServeHTTP(cw, r)
+}
+
+// sessionCapture calls onHeader once, just before the response header is
+// written.
+type sessionCapture struct {
+	http.ResponseWriter
+	once     sync.Once
+	onHeader func(http.Header)
+}
+
+func (c *sessionCapture) before() { c.once.Do(func() { c.onHeader(c.Header()) }) }
+
+func (c *sessionCapture) WriteHeader(code int) {
+	c.before()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *sessionCapture) Write(b []byte) (int, error) {
+	c.before()
+	return c.ResponseWriter.Write(b)
+}
+
+// Flush keeps SSE streaming working through the wrapper.
+func (c *sessionCapture) Flush() {
+	c.before()
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (c *sessionCapture) Unwrap() http.ResponseWriter { return c.ResponseWriter }

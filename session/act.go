@@ -1,0 +1,120 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Load waiting after a navigation: the page is usable at DOMContentLoaded;
+// after that we wait for the load event, but stop early once the network has
+// been quiet for loadQuiet (frames or requests that never finish must not
+// hold the agent for loadMax).
+const (
+	loadMax   = 5 * time.Second
+	loadQuiet = 300 * time.Millisecond
+	// requestsMax bounds the wait for requests an action started.
+	requestsMax = 2 * time.Second
+)
+
+// Step is one browser step of an agent action (a click, a fill, a key
+// press), made by the methods of Element and Tab and run by Tab.Act.
+type Step struct {
+	op     string
+	prefix string // names the step in its error ("fill Email: …")
+	fn     func() error
+}
+
+// Named returns the step with its errors prefixed by name.
+func (s Step) Named(name string) Step {
+	s.prefix = name
+	return s
+}
+
+// Act runs steps, in order, as one agent action on the tab. It returns nil
+// as soon as a step opens a dialog or file chooser (the page is then blocked
+// and the modal state is the outcome), and otherwise waits, each wait
+// bounded and none a fixed sleep, for what the steps set off: a navigation
+// (DOM ready, then load or a quiet network) or the requests they started.
+func (t *Tab) Act(ctx context.Context, steps ...Step) error {
+	navBefore := t.LastNavSeq()
+	seq := t.Seq()
+	for _, s := range steps {
+		err := run(ctx, t.g, s.op, stopOn{modal: t}, s.fn)
+		if errors.Is(err, ErrModal) {
+			return nil
+		}
+		if err != nil && s.prefix != "" {
+			return fmt.Errorf("%s: %w", s.prefix, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	t.Settle(ctx, navBefore, seq)
+	return nil
+}
+
+// Settle waits, bounded, for what happened since the tab's counters were at
+// navBefore and seq: a navigation to become usable, or requests to end.
+func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
+	t.roundTrip(ctx)
+	if t.LastNavSeq() != navBefore {
+		dctx, cancel := context.WithTimeout(ctx, loadMax)
+		_ = run(dctx, t.g, "wait for the DOM", stopOn{modal: t}, func() error {
+			return t.p.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(loadMax.Milliseconds()))})
+		})
+		cancel()
+		t.waitLoaded(ctx)
+		return
+	}
+	t.pollUntil(ctx, requestsMax, func() bool { return t.PendingSince(seq) == 0 })
+}
+
+// roundTrip makes one bounded call into the page, so events an action set
+// off in the browser (a popup opening, a navigation starting) have reached
+// us before we look.
+func (t *Tab) roundTrip(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, _ = call(ctx, t.g, "round trip", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
+}
+
+// waitLoaded waits for the load event or a quiet network, at most loadMax.
+// It watches the tab's events rather than calling WaitForLoadState, so no
+// Playwright call outlives it.
+func (t *Tab) waitLoaded(ctx context.Context) {
+	t.pollUntil(ctx, loadMax, func() bool { return t.Loaded() || t.NetQuietFor() >= loadQuiet })
+}
+
+// pollUntil checks done every few milliseconds until it holds, max passes,
+// ctx ends, a modal opens or the browser is lost.
+func (t *Tab) pollUntil(ctx context.Context, max time.Duration, done func() bool) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	modal := t.ModalOpened()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-modal:
+			return
+		case <-t.g.lostCh:
+			return
+		case <-deadline.C:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// PressKey is the step that presses a key (or a chord like Control+A) on
+// the focused element.
+func (t *Tab) PressKey(key string) Step {
+	return Step{op: "press " + key, fn: func() error { return t.p.Keyboard().Press(key) }}
+}

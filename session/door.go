@@ -1,0 +1,248 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
+)
+
+// The door: every Playwright call on a page or a browser context goes
+// through run (or call), which races it against the caller's context, the
+// loss of the browser and, for page work, a dialog or file chooser that
+// opens and blocks the page. The call itself cannot be cancelled in
+// Playwright; it runs on a goroutine the generation owns, which ends when the
+// call returns or the browser closes, and which dispose waits for.
+
+var (
+	// ErrModal means a dialog or file chooser opened (or was open) while the
+	// call ran: the page is blocked until browser_handle_dialog or
+	// browser_file_upload handles it.
+	ErrModal = errors.New("a dialog or file chooser blocks the page")
+	// ErrTabClosed means the tab was closed.
+	ErrTabClosed = errors.New("the tab was closed")
+	// ErrUnknownRef means a ref does not name an element of the last snapshot
+	// of the tab (or is no longer on the page).
+	ErrUnknownRef = snapshot.ErrUnknownRef
+)
+
+// TimeoutError says a browser call did not finish in time: Playwright's own
+// timeout, or the caller's deadline.
+type TimeoutError struct {
+	// Op is what was being done ("click", "navigate to …").
+	Op string
+	// Msg is Playwright's message, one line, if it timed out itself.
+	Msg string
+	// Err is the cause (playwright.ErrTimeout or context.DeadlineExceeded).
+	Err error
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return e.Op + ": timed out"
+}
+
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// PageError is an error Playwright reported for a call, condensed to its
+// first line.
+type PageError struct {
+	Op  string
+	Msg string
+	Err error
+}
+
+func (e *PageError) Error() string { return e.Msg }
+
+func (e *PageError) Unwrap() error { return e.Err }
+
+// RefError says a ref cannot be resolved; it wraps ErrUnknownRef.
+type RefError struct {
+	Ref string
+	Msg string
+}
+
+func (e *RefError) Error() string { return e.Msg }
+
+func (e *RefError) Unwrap() error { return ErrUnknownRef }
+
+func refErr(ref, format string, args ...any) error {
+	return &RefError{Ref: ref, Msg: fmt.Sprintf(format, args...)}
+}
+
+// classify turns what Playwright returned into the session's errors.
+func classify(op string, err error, lost bool) error {
+	if err == nil {
+		return nil
+	}
+	if lost {
+		return fmt.Errorf("%s: %w", op, ErrBrowserGone)
+	}
+	var te *TimeoutError
+	var pe *PageError
+	var re *RefError
+	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) {
+		return err
+	}
+	msg := err.Error()
+	var pw *playwright.Error
+	if errors.As(err, &pw) && pw.Message != "" {
+		msg = pw.Message
+	}
+	msg = firstLine(strings.TrimPrefix(msg, "playwright: "))
+	if errors.Is(err, playwright.ErrTimeout) || strings.HasPrefix(msg, "Timeout ") {
+		return &TimeoutError{Op: op, Msg: msg, Err: err}
+	}
+	if strings.Contains(msg, "Target page, context or browser has been closed") || strings.Contains(msg, "Target closed") {
+		return &PageError{Op: op, Msg: msg, Err: ErrTabClosed}
+	}
+	return &PageError{Op: op, Msg: msg, Err: err}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// calls tracks the goroutines that carry browser calls of one generation.
+type calls struct {
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// add admits one call; false once the generation is being disposed.
+func (c *calls) add() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
+
+// close refuses new calls and waits, at most d, for those in flight (they
+// end when the browser closes).
+func (c *calls) close(d time.Duration) bool {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stopOn says what, besides ctx and browser loss, ends the wait for a call.
+type stopOn struct {
+	// modal: a dialog or file chooser opening (or open) on this tab.
+	modal *Tab
+}
+
+// call runs fn on a goroutine owned by g and returns its result, or an error
+// as soon as ctx ends (a *TimeoutError for a deadline), the browser is lost
+// (ErrBrowserGone) or, with stop.modal, a modal state opens (ErrModal).
+func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn func() (T, error)) (T, error) {
+	var zero T
+	if g.Lost() {
+		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, ctxErr(op, err)
+	}
+	var modal <-chan struct{}
+	if stop.modal != nil {
+		modal = stop.modal.ModalOpened()
+		select {
+		case <-modal:
+			return zero, ErrModal
+		default:
+		}
+	}
+	if !g.calls.add() {
+		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer g.calls.wg.Done()
+		var r result
+		r.err = safely(func() (err error) {
+			r.v, err = fn()
+			return err
+		})
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return zero, classify(op, r.err, g.Lost())
+		}
+		return r.v, nil
+	case <-modal:
+		return zero, ErrModal
+	case <-g.lostCh:
+		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
+	case <-ctx.Done():
+		return zero, ctxErr(op, ctx.Err())
+	}
+}
+
+func ctxErr(op string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &TimeoutError{Op: op, Err: err}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// goOwned runs fn on a goroutine the generation owns: dispose waits for it.
+// Nothing runs once the generation is being disposed.
+func (g *Generation) goOwned(fn func()) {
+	if !g.calls.add() {
+		return
+	}
+	go func() {
+		defer g.calls.wg.Done()
+		_ = safely(func() error { fn(); return nil })
+	}()
+}
+
+// run is call for work without a result.
+func run(ctx context.Context, g *Generation, op string, stop stopOn, fn func() error) error {
+	_, err := call(ctx, g, op, stop, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
+}
+
+// safely runs fn, turning a panic in a library on a request path into an
+// error so it cannot take the server down.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return fn()
+}

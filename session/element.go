@@ -1,0 +1,111 @@
+package session
+
+import (
+	"context"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Steps an agent action is made of (run by Tab.Act), and the reads of an
+// element, all through the door.
+
+// ClickOptions shape a click.
+type ClickOptions struct {
+	// Button is "left", "right" or "middle"; if empty, left.
+	Button string
+	// Modifiers are keys held during the click: Alt, Control,
+	// ControlOrMeta, Meta, Shift.
+	Modifiers []string
+	// Double makes it a double click.
+	Double bool
+}
+
+// Click is the step that clicks the element.
+func (e *Element) Click(o ClickOptions) Step {
+	button := playwright.MouseButton("left")
+	if o.Button != "" {
+		button = playwright.MouseButton(o.Button)
+	}
+	var mods []playwright.KeyboardModifier
+	for _, m := range o.Modifiers {
+		mods = append(mods, playwright.KeyboardModifier(m))
+	}
+	if o.Double {
+		return Step{op: "double-click " + e.Target, fn: func() error {
+			return e.loc.Dblclick(playwright.LocatorDblclickOptions{Button: &button, Modifiers: mods})
+		}}
+	}
+	return Step{op: "click " + e.Target, fn: func() error {
+		return e.loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods})
+	}}
+}
+
+// Hover is the step that moves the mouse over the element.
+func (e *Element) Hover() Step {
+	return Step{op: "hover " + e.Target, fn: func() error { return e.loc.Hover() }}
+}
+
+// Fill is the step that sets an input's value at once.
+func (e *Element) Fill(value string) Step {
+	return Step{op: "fill " + e.Target, fn: func() error { return e.loc.Fill(value) }}
+}
+
+// Type is the step that types text one key at a time.
+func (e *Element) Type(text string) Step {
+	return Step{op: "type into " + e.Target, fn: func() error { return e.loc.PressSequentially(text) }}
+}
+
+// Press is the step that presses a key on the element.
+func (e *Element) Press(key string) Step {
+	return Step{op: "press " + key, fn: func() error { return e.loc.Press(key) }}
+}
+
+// SelectOption is the step that selects options of a <select> by value or
+// label.
+func (e *Element) SelectOption(values []string) Step {
+	return Step{op: "select in " + e.Target, fn: func() error {
+		_, err := e.loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &values})
+		return err
+	}}
+}
+
+// SetChecked is the step that checks or unchecks a checkbox or radio.
+func (e *Element) SetChecked(checked bool) Step {
+	return Step{op: "check " + e.Target, fn: func() error { return e.loc.SetChecked(checked) }}
+}
+
+// Check is the step that checks a checkbox or radio.
+func (e *Element) Check() Step {
+	return Step{op: "check " + e.Target, fn: func() error { return e.loc.Check() }}
+}
+
+// DragTo is the step that drags the element onto to.
+func (e *Element) DragTo(to *Element) Step {
+	return Step{op: "drag " + e.Target + " to " + to.Target, fn: func() error { return e.loc.DragTo(to.loc) }}
+}
+
+// Run is the step that runs a JavaScript function on the element: (el, arg)
+// => …
+func (e *Element) Run(fn string, arg any) Step {
+	return Step{op: "run a script on " + e.Target, fn: func() error {
+		_, err := e.loc.Evaluate(fn, arg)
+		return err
+	}}
+}
+
+// Evaluate runs a JavaScript function on the element, (el[, arg]) => …, and
+// returns its JSON value. A dialog the script opens ends the wait with
+// ErrModal.
+func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
+	return call(ctx, e.tab.g, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
+}
+
+// AISnapshot is the AI snapshot of the element's subtree.
+func (e *Element) AISnapshot(ctx context.Context, o SnapshotOptions) (string, error) {
+	po := o.page(ctx)
+	opts := playwright.LocatorAriaSnapshotOptions{Mode: po.Mode, Timeout: po.Timeout, Depth: po.Depth, Boxes: po.Boxes}
+	return call(ctx, e.tab.g, "snapshot "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.AriaSnapshot(opts) })
+}
+
+// Tab is the tab the element is on.
+func (e *Element) Tab() *Tab { return e.tab }

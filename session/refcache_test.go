@@ -1,0 +1,143 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// remoteChromium starts a Chromium that listens for DevTools on a loopback
+// port (a browser someone else started) and returns its endpoint. It is
+// killed, and its profile removed, when the test ends.
+func remoteChromium(t *testing.T) string {
+	t.Helper()
+	profile := t.TempDir()
+	args := append([]string{"--headless", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs...)
+	cmd := exec.Command(chromium(t), append(args, "about:blank")...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil {
+			if port, _, ok := strings.Cut(string(b), "\n"); ok && port != "" {
+				return "http://127.0.0.1:" + port
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("Chromium did not write DevToolsActivePort")
+	return ""
+}
+
+// TestRefsSurviveANewConnection: refs of an AI snapshot taken through one
+// connection to a browser resolve on the page object of a new connection to
+// the same browser (a new generation attached to the same target), without a
+// new snapshot, through the session's target-keyed ref cache.
+func TestRefsSurviveANewConnection(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>refs</title><h1>Refs</h1>
+<button onclick="document.querySelector('#out').textContent='first'">Go</button>
+<button onclick="document.querySelector('#out').textContent='second'">Go</button>
+<p id="out">none</p>`)
+	}))
+	t.Cleanup(srv.Close)
+	endpoint := remoteChromium(t)
+	s := session.New(t.Name(), drv, session.Config{
+		CDPEndpoint: endpoint,
+		Log:         zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
+	})
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	g1, err := s.Generation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab1, err := g1.CurrentTab(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab1.Navigate(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tab1.AISnapshot(ctx, session.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second "Go" button: resolving it needs nth, not just role+name.
+	m := regexp.MustCompile(`button "Go" \[ref=(e\d+)\]`).FindAllStringSubmatch(snap.Text, -1)
+	if len(m) != 2 {
+		t.Fatalf("want two Go buttons in\n%s", snap.Text)
+	}
+	ref := m[1][1]
+	target1, err := tab1.TargetID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A new connection: the old generation disconnects, the browser and its
+	// page stay; the next generation wraps the same target in a new page
+	// object that has no aria-ref map of its own.
+	if err := s.CloseBrowser(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := s.Generation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2 == g1 || g2.Remote() != endpoint {
+		t.Fatalf("want a new generation attached to %s, got %v (remote %q)", endpoint, g2 == g1, g2.Remote())
+	}
+	var tab2 *session.Tab
+	for _, tb := range g2.Tabs() {
+		if tb.URL() == srv.URL+"/" {
+			tab2 = tb
+		}
+	}
+	if tab2 == nil {
+		t.Fatalf("the page did not survive the reconnect: tabs %d", len(g2.Tabs()))
+	}
+	if id, err := tab2.TargetID(ctx); err != nil || id != target1 {
+		t.Fatalf("target %q (%v), want the same target %q", id, err, target1)
+	}
+	if tab2.LastSnapshot() != nil {
+		t.Fatal("the new page object already has a snapshot: the test would not exercise the cache")
+	}
+	el, err := tab2.Locate(ctx, ref)
+	if err != nil {
+		t.Fatalf("old ref %s on the re-acquired page: %v", ref, err)
+	}
+	if err := tab2.Act(ctx, el.Click(session.ClickOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tab2.Evaluate(ctx, `() => document.querySelector('#out').textContent`)
+	if err != nil || got != "second" {
+		t.Fatalf("after clicking %s: #out = %v (%v), want \"second\" (the second Go button)", ref, got, err)
+	}
+	// A ref the cache does not know still fails at once with a clear error.
+	if _, err := tab2.Locate(ctx, "e999"); err == nil || !strings.Contains(err.Error(), "e999") {
+		t.Fatalf("unknown ref: %v", err)
+	}
+}

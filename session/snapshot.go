@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/accessibility"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
+)
+
+// snapshotTimeout bounds one snapshot: pages with frames that never load or
+// huge DOMs return what is there instead of hanging.
+const snapshotTimeout = 10 * time.Second
+
+// Snapshot is a whole-page AI snapshot of a tab: the text the agent saw,
+// parsed once (without focus marks, which move with nearly every action and
+// are noise in a diff).
+type Snapshot struct {
+	// Text is Playwright's AI snapshot text.
+	Text string
+
+	once sync.Once
+	tree *snapshot.Tree
+	err  error
+}
+
+// Tree is the snapshot parsed, with " [active]" marks dropped.
+func (s *Snapshot) Tree() (*snapshot.Tree, error) {
+	s.once.Do(func() {
+		s.tree, s.err = snapshot.Parse(strings.ReplaceAll(s.Text, " [active]", ""))
+	})
+	return s.tree, s.err
+}
+
+// SnapshotOptions shape an AI snapshot.
+type SnapshotOptions struct {
+	// Depth limits the tree's depth; if zero, no limit.
+	Depth int
+	// Boxes adds each element's bounding box.
+	Boxes bool
+}
+
+func (o SnapshotOptions) page(ctx context.Context) playwright.PageAriaSnapshotOptions {
+	timeout := snapshotBudget(ctx)
+	opts := playwright.PageAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
+	if o.Depth > 0 {
+		opts.Depth = playwright.Int(o.Depth)
+	}
+	if o.Boxes {
+		opts.Boxes = playwright.Bool(true)
+	}
+	return opts
+}
+
+func snapshotBudget(ctx context.Context) float64 {
+	timeout := snapshotTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < timeout {
+			timeout = max(left, 100*time.Millisecond)
+		}
+	}
+	return float64(timeout.Milliseconds())
+}
+
+// AISnapshot takes Playwright's AI snapshot of the tab. A whole-page
+// snapshot (no Depth, no Boxes) becomes the tab's last snapshot, the base of
+// the next diff, and its refs are stored in the session's ref cache under
+// the page's target.
+func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout+time.Second)
+	defer cancel()
+	opts := o.page(ctx)
+	text, err := call(ctx, t.g, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Text: text}
+	if o.Depth == 0 && !o.Boxes {
+		t.mu.Lock()
+		t.snap = s
+		t.refs.ownAI = true
+		t.mu.Unlock()
+		if tree, err := s.Tree(); err == nil {
+			t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.AI = snapshot.AIRefs(tree) })
+		}
+	}
+	return s, nil
+}
+
+// LastSnapshot is the last whole-page AI snapshot taken of the tab, or nil.
+func (t *Tab) LastSnapshot() *Snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.snap
+}
+
+// HasRef reports whether the tab's last AI snapshot holds ref.
+func (t *Tab) HasRef(ref string) bool {
+	s := t.LastSnapshot()
+	return s != nil && strings.Contains(s.Text, "[ref="+ref+"]")
+}
+
+// AXTree fetches Chromium's full accessibility tree of the tab's main frame.
+func (t *Tab) AXTree(ctx context.Context) ([]*accessibility.Node, error) {
+	raw, err := t.CDP(ctx, "Accessibility.getFullAXTree", nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the accessibility tree: %w", err)
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var res accessibility.GetFullAXTreeResult
+	if err := jsonv2.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("decode the accessibility tree: %w", err)
+	}
+	return res.Nodes, nil
+}
+
+// ARIASnapshot builds the ARIA tree of the tab (refs ax12, kept from the
+// previous one where the node is the same) and keeps it for ref resolution.
+func (t *Tab) ARIASnapshot(ctx context.Context) (*snapshot.Tree, error) {
+	nodes, err := t.AXTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	prev := t.refs.aria
+	t.mu.Unlock()
+	tree := snapshot.FromAXTree(nodes, snapshot.AXOptions{Previous: prev})
+	t.mu.Lock()
+	t.refs.aria = tree
+	t.mu.Unlock()
+	t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.ARIA = tree })
+	return tree, nil
+}
+
+// RoleSnapshot builds the Role tree of the tab (refs r12) with o (Previous
+// is filled in) and keeps it for ref resolution.
+func (t *Tab) RoleSnapshot(ctx context.Context, o snapshot.RoleOptions) (*snapshot.Tree, error) {
+	nodes, err := t.AXTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	o.Previous = t.refs.role
+	t.mu.Unlock()
+	tree := snapshot.RoleTree(nodes, o)
+	t.mu.Lock()
+	t.refs.role = tree
+	t.mu.Unlock()
+	t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.Role = tree })
+	return tree, nil
+}
