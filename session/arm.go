@@ -1,29 +1,66 @@
 package session
 
-import "github.com/mxschmitt/playwright-go"
+import (
+	"context"
 
-// armed holds the handlers armed for a tab's next dialog and file chooser.
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Arming: a tab's next dialog or file chooser is answered as soon as it
+// opens, so the action that opens it runs through instead of stopping at a
+// modal state.
+
+// DialogAnswer is how a dialog is answered.
+type DialogAnswer struct {
+	// Accept accepts the dialog; false dismisses it.
+	Accept bool
+	// PromptText is typed into a prompt when accepting; nil keeps the
+	// prompt's default.
+	PromptText *string
+}
+
+// DialogInfo describes a dialog.
+type DialogInfo struct {
+	// Type is "alert", "confirm", "prompt" or "beforeunload".
+	Type    string
+	Message string
+}
+
+// armed holds what is armed for a tab's next dialog and file chooser.
 type armed struct {
-	dialog  func(playwright.Dialog)
-	chooser func(playwright.FileChooser)
+	dialog  *armedDialog
+	chooser *armedChooser
+}
+
+type armedDialog struct {
+	answer DialogAnswer
+	done   func(DialogInfo, error)
+}
+
+type armedChooser struct {
+	paths []string
+	done  func(error)
 }
 
 func (t *Tab) armedLocked() *armed { return &t.armed }
 
-// ArmDialog makes the tab's next dialog go to fn instead of opening a modal
-// state, so an action that opens a dialog runs through. It replaces an
-// earlier arming; nil disarms. fn runs on its own goroutine (it may call the
-// driver) and once.
-func (t *Tab) ArmDialog(fn func(playwright.Dialog)) {
+// ArmDialog makes the tab's next dialog be answered with a instead of
+// opening a modal state. It replaces an earlier arming. done, if not nil,
+// is called once with the dialog and the outcome, on a goroutine the
+// generation owns.
+func (t *Tab) ArmDialog(a DialogAnswer, done func(DialogInfo, error)) {
 	t.mu.Lock()
-	t.armedLocked().dialog = fn
+	t.armedLocked().dialog = &armedDialog{answer: a, done: done}
 	t.mu.Unlock()
 }
 
-// ArmFileChooser is ArmDialog for the tab's next file chooser.
-func (t *Tab) ArmFileChooser(fn func(playwright.FileChooser)) {
+// ArmFileChooser makes the tab's next file chooser get paths (checked by the
+// caller) instead of opening a modal state; no paths leaves it unanswered,
+// so the input keeps its files. It replaces an earlier arming. done, if not
+// nil, is called once with the outcome, on a goroutine the generation owns.
+func (t *Tab) ArmFileChooser(paths []string, done func(error)) {
 	t.mu.Lock()
-	t.armedLocked().chooser = fn
+	t.armedLocked().chooser = &armedChooser{paths: append([]string(nil), paths...), done: done}
 	t.mu.Unlock()
 }
 
@@ -35,30 +72,56 @@ func (t *Tab) Armed() (dialog, chooser bool) {
 	return a.dialog != nil, a.chooser != nil
 }
 
-// takeArmedDialog hands d to the armed handler, if any, and disarms it.
+// armedCtx bounds the answer to an armed dialog or chooser: nobody waits
+// for it but the page.
+func (t *Tab) armedCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), t.g.s.cfg.actionTimeout())
+}
+
+// takeArmedDialog answers d as armed, if a dialog is armed, and disarms.
+// It runs on Playwright's event goroutine, so the answer (a driver call)
+// runs on a goroutine of the generation.
 func (t *Tab) takeArmedDialog(d playwright.Dialog) bool {
 	t.mu.Lock()
 	a := t.armedLocked()
-	fn := a.dialog
+	ad := a.dialog
 	a.dialog = nil
 	t.mu.Unlock()
-	if fn == nil {
+	if ad == nil {
 		return false
 	}
-	go fn(d)
+	t.g.goOwned(func() {
+		ctx, cancel := t.armedCtx()
+		defer cancel()
+		err := t.answerDialog(ctx, d, ad.answer)
+		if ad.done != nil {
+			ad.done(DialogInfo{Type: d.Type(), Message: d.Message()}, err)
+		}
+	})
 	return true
 }
 
-// takeArmedChooser hands fc to the armed handler, if any, and disarms it.
+// takeArmedChooser answers fc as armed, if a chooser is armed, and
+// disarms (as takeArmedDialog).
 func (t *Tab) takeArmedChooser(fc playwright.FileChooser) bool {
 	t.mu.Lock()
 	a := t.armedLocked()
-	fn := a.chooser
+	ac := a.chooser
 	a.chooser = nil
 	t.mu.Unlock()
-	if fn == nil {
+	if ac == nil {
 		return false
 	}
-	go fn(fc)
+	t.g.goOwned(func() {
+		var err error
+		if len(ac.paths) > 0 {
+			ctx, cancel := t.armedCtx()
+			defer cancel()
+			err = t.setChooserFiles(ctx, fc, ac.paths)
+		}
+		if ac.done != nil {
+			ac.done(err)
+		}
+	})
 	return true
 }

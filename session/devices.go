@@ -7,11 +7,32 @@ import (
 )
 
 // Devices returns Playwright's device descriptors ("iPhone 13", "Pixel 7",
-// …) from the process's driver.
-func (s *Session) Devices(ctx context.Context) (map[string]*playwright.DeviceDescriptor, error) {
+// …) from the process's driver, by name.
+func (s *Session) Devices(ctx context.Context) (map[string]Device, error) {
 	pw, err := s.drv.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return pw.Devices, nil
+	out := make(map[string]Device, len(pw.Devices))
+	for name, d := range pw.Devices {
+		if d == nil {
+			continue
+		}
+		out[name] = Device{
+			UserAgent:         d.UserAgent,
+			Viewport:          size(d.Viewport),
+			Screen:            size(d.Screen),
+			DeviceScaleFactor: d.DeviceScaleFactor,
+			IsMobile:          d.IsMobile,
+			HasTouch:          d.HasTouch,
+		}
+	}
+	return out, nil
+}
+
+func size(s *playwright.Size) *Size {
+	if s == nil {
+		return nil
+	}
+	return &Size{Width: s.Width, Height: s.Height}
 }

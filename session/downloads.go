@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -355,5 +356,111 @@ func (s *Session) WaitDownload(ctx context.Context, tab *Tab) (Download, error) 
 			}
 			return Download{}, fmt.Errorf("%w started in time", ErrNoDownload)
 		}
+	}
+}
+
+// PageLoadedError says a URL given to DownloadURL loaded as a page and
+// started no download.
+type PageLoadedError struct {
+	URL string
+	// Status is the page's HTTP status, 0 when it had no response.
+	Status int
+	// ContentType is the page's Content-Type.
+	ContentType string
+}
+
+func (e *PageLoadedError) Error() string {
+	return fmt.Sprintf("%s did not start a download: it loaded a page", e.URL)
+}
+
+// DownloadURL loads url in a tab of its own, so the selected tab stays
+// where it is, and returns the download it starts, once finished (see
+// WaitDownload). The tab is closed afterwards. It fails with a
+// *PageLoadedError when url loads as a page, with the navigation's error
+// when it fails without a download, and with ErrNoDownload (wrapped) when
+// ctx ends first.
+func (g *Generation) DownloadURL(ctx context.Context, url string) (Download, error) {
+	p, err := call(ctx, g, "open a tab for the download", stopOn{}, func() (playwright.Page, error) { return g.bc.NewPage() })
+	if err != nil {
+		return Download{}, fmt.Errorf("open a tab for the download: %w", err)
+	}
+	t := g.addTab(p, false)
+	defer func() {
+		// Closed even when ctx ended, so no tab is left behind.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = t.Close(cctx)
+	}()
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	type nav struct {
+		status int
+		ctype  string
+		err    error
+	}
+	navDone := make(chan nav, 1)
+	wg.Go(func() {
+		opts := playwright.PageGotoOptions{}
+		if _, ok := wctx.Deadline(); ok {
+			// ctx bounds the navigation, not Playwright's default timeout.
+			opts.Timeout = playwright.Float(0)
+		}
+		// The tab is ours and closed afterwards: a dialog there is not the
+		// agent's to handle, so it does not end the wait (stopOn{}).
+		n, err := call(wctx, g, "download "+url, stopOn{}, func() (nav, error) {
+			resp, err := p.Goto(url, opts)
+			if err != nil || resp == nil {
+				return nav{}, err
+			}
+			ct, _ := resp.HeaderValue("content-type")
+			return nav{status: resp.Status(), ctype: ct}, nil
+		})
+		n.err = err
+		navDone <- n
+	})
+	type result struct {
+		d   Download
+		err error
+	}
+	got := make(chan result, 1)
+	wg.Go(func() {
+		d, err := g.s.WaitDownload(wctx, t)
+		got <- result{d, err}
+	})
+
+	select {
+	case r := <-got:
+		return r.d, r.err
+	case n := <-navDone:
+		// Playwright fails a navigation that turns into a download with
+		// this message; it has no error type for it.
+		starting := n.err != nil && strings.Contains(n.err.Error(), "Download is starting")
+		switch {
+		case n.err != nil && !starting && wctx.Err() == nil:
+			// No download: say why, unless one starts right now.
+			select {
+			case r := <-got:
+				if r.err == nil {
+					return r.d, nil
+				}
+			case <-time.After(500 * time.Millisecond):
+			}
+			return Download{}, fmt.Errorf("download %s: %w", url, n.err)
+		case n.err == nil:
+			// The URL loaded as a page; give a download it may start a
+			// moment.
+			select {
+			case r := <-got:
+				return r.d, r.err
+			case <-time.After(time.Second):
+				return Download{}, &PageLoadedError{URL: url, Status: n.status, ContentType: n.ctype}
+			}
+		}
+		// A download is starting, or ctx ended: the wait has the answer.
+		r := <-got
+		return r.d, r.err
 	}
 }

@@ -69,10 +69,13 @@ func (g *Generation) Lost() bool {
 // LostCh is closed when the browser is lost.
 func (g *Generation) LostCh() <-chan struct{} { return g.lostCh }
 
+// markLost revokes what the generation published (its CDP capability)
+// first, then wakes every call waiting on it: a caller told the browser is
+// gone never finds a stale capability.
 func (g *Generation) markLost() {
 	g.lostOnce.Do(func() {
-		close(g.lostCh)
 		g.s.lost(g)
+		close(g.lostCh)
 	})
 }
 

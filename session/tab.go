@@ -161,13 +161,15 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		}
 		t.mu.Unlock()
 	}
-	p.OnRequestFinished(func(r playwright.Request) { go finish(r, "") })
+	// finish asks the driver for the response: never on the dispatch
+	// goroutine, and on a goroutine the generation owns.
+	p.OnRequestFinished(func(r playwright.Request) { g.goOwned(func() { finish(r, "") }) })
 	p.OnRequestFailed(func(r playwright.Request) {
 		f := "failed"
 		if err := r.Failure(); err != nil {
 			f = err.Error()
 		}
-		go finish(r, f)
+		g.goOwned(func() { finish(r, f) })
 	})
 	p.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() != nil {

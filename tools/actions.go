@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // actionsTools are the seed's interactions that upstream's defaults lack
@@ -33,11 +33,11 @@ func actionsTools() []*Tool {
 
 func scrollIntoView(c *tabCall) error {
 	target := c.args.String("target", "")
-	loc, err := c.locate(target)
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
-	if err := c.act(func() error { return loc.ScrollIntoViewIfNeeded() }); err != nil {
+	if err := c.tab.Act(c.ctx, el.ScrollIntoView()); err != nil {
 		return err
 	}
 	c.resp.Result("Scrolled %s into view", c.describe(target))
@@ -71,11 +71,11 @@ func setInputFiles(c *tabCall) error {
 		return err
 	}
 	target := c.args.String("target", "")
-	loc, err := c.locate(target)
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
-	if err := c.act(func() error { return loc.SetInputFiles(paths) }); err != nil {
+	if err := c.tab.Act(c.ctx, el.SetInputFiles(paths)); err != nil {
 		return err
 	}
 	if len(paths) == 0 {
@@ -92,17 +92,16 @@ func armFileChooser(c *tabCall) error {
 		return err
 	}
 	tab := c.tab
-	tab.ArmFileChooser(func(fc playwright.FileChooser) {
-		if len(paths) == 0 {
+	tab.ArmFileChooser(paths, func(err error) {
+		switch {
+		case err != nil:
+			tab.AddEvent("Armed file chooser failed: " + friendlyError(err))
+		case len(paths) == 0:
 			// Intercepted and left alone: the input keeps its files.
 			tab.AddEvent("File chooser cancelled (armed by browser_arm_file_chooser)")
-			return
+		default:
+			tab.AddEvent(fmt.Sprintf("File chooser answered with %s (armed by browser_arm_file_chooser)", baseNames(paths)))
 		}
-		if err := fc.SetFiles(paths); err != nil {
-			tab.AddEvent("Armed file chooser failed: " + friendlyError(err))
-			return
-		}
-		tab.AddEvent(fmt.Sprintf("File chooser answered with %s (armed by browser_arm_file_chooser)", baseNames(paths)))
 	})
 	if len(paths) == 0 {
 		c.resp.Result("The next file chooser of this tab will be cancelled")
@@ -116,21 +115,17 @@ func armDialog(c *tabCall) error {
 	accept := c.args.Bool("accept", false)
 	hasText := c.args.Has("promptText")
 	text := c.args.String("promptText", "")
+	answer := session.DialogAnswer{Accept: accept}
+	if accept && hasText {
+		answer.PromptText = &text
+	}
 	tab := c.tab
-	tab.ArmDialog(func(d playwright.Dialog) {
-		var err error
+	tab.ArmDialog(answer, func(d session.DialogInfo, err error) {
 		verb := "dismissed"
 		if accept {
 			verb = "accepted"
-			if hasText {
-				err = d.Accept(text)
-			} else {
-				err = d.Accept()
-			}
-		} else {
-			err = d.Dismiss()
 		}
-		desc := fmt.Sprintf("%q dialog with message %q", d.Type(), d.Message())
+		desc := fmt.Sprintf("%q dialog with message %q", d.Type, d.Message)
 		if err != nil {
 			tab.AddEvent(fmt.Sprintf("Armed handling of the %s failed: %s", desc, friendlyError(err)))
 			return

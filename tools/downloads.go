@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mxschmitt/playwright-go"
-
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -91,76 +89,19 @@ func downloadURL(c *tabCall) error {
 	defer cancel()
 	// A tab of its own, so the current page stays where it is; a URL that
 	// turns out to be a page, not a file, is shown there and dropped.
-	page, err := c.gen.Context.NewPage()
-	if err != nil {
-		return fmt.Errorf("open a tab for the download: %s", friendlyError(err))
+	d, err := c.gen.DownloadURL(ctx, u)
+	var loaded *session.PageLoadedError
+	switch {
+	case errors.As(err, &loaded):
+		what := "a page"
+		if loaded.Status != 0 {
+			what = fmt.Sprintf("a page (HTTP %d, %s)", loaded.Status, loaded.ContentType)
+		}
+		return fmt.Errorf("%s did not start a download: it loaded %s; use browser_navigate to view it", u, what)
+	case errors.Is(err, session.ErrNoDownload):
+		return fmt.Errorf("%w within %v", err, timeout)
+	case err != nil:
+		return err
 	}
-	defer func() { _ = page.Close() }()
-	type nav struct {
-		resp playwright.Response
-		err  error
-	}
-	navDone := make(chan nav, 1)
-	go func() {
-		var n nav
-		n.err = safely(func() (err error) {
-			n.resp, err = page.Goto(u, playwright.PageGotoOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))})
-			return err
-		})
-		navDone <- n
-	}()
-	got := make(chan struct {
-		d   session.Download
-		err error
-	}, 1)
-	go func() {
-		d, err := c.sess.WaitDownload(ctx, page)
-		got <- struct {
-			d   session.Download
-			err error
-		}{d, err}
-	}()
-	select {
-	case r := <-got:
-		if r.err != nil {
-			return fmt.Errorf("%v within %v", r.err, timeout)
-		}
-		return c.reportDownload(r.d)
-	case n := <-navDone:
-		if n.err != nil && !strings.Contains(n.err.Error(), "Download is starting") {
-			// No download: say why, unless one starts right now.
-			select {
-			case r := <-got:
-				if r.err == nil {
-					return c.reportDownload(r.d)
-				}
-			case <-time.After(500 * time.Millisecond):
-			}
-			cancel()
-			return fmt.Errorf("download %s: %s", u, friendlyError(n.err))
-		}
-		if n.err == nil {
-			// The URL loaded as a page; give a download it may start a moment.
-			select {
-			case r := <-got:
-				if r.err == nil {
-					return c.reportDownload(r.d)
-				}
-				return fmt.Errorf("%v within %v", r.err, timeout)
-			case <-time.After(time.Second):
-				cancel()
-				what := "a page"
-				if n.resp != nil {
-					ct, _ := n.resp.HeaderValue("content-type")
-					what = fmt.Sprintf("a page (HTTP %d, %s)", n.resp.Status(), ct)
-				}
-				return fmt.Errorf("%s did not start a download: it loaded %s; use browser_navigate to view it", u, what)
-			}
-		}
-		r := <-got
-		if r.err != nil {
-			return fmt.Errorf("%v within %v", r.err, timeout)
-		}
-		return c.reportDownload(r.d)
-	}
+	return c.reportDownload(d)
 }

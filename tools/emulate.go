@@ -3,7 +3,7 @@ package tools
 import (
 	"fmt"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 func emulateTools() []*Tool {
@@ -14,38 +14,37 @@ func emulateTools() []*Tool {
 }
 
 func emulateMedia(c *tabCall) error {
-	var o playwright.PageEmulateMediaOptions
+	var o session.MediaOptions
 	set := 0
-	// Omitted: unchanged; null: clear the override.
-	pick := func(key string, values map[string]any, clear any) any {
+	// Omitted: unchanged; null: clear the override ("" for session); a
+	// value outside the list: unchanged.
+	pick := func(key string, values ...string) *string {
 		if _, ok := c.args.m[key]; !ok {
 			return nil
 		}
 		set++
-		if v := c.args.Raw(key); v != nil {
-			return values[v.(string)]
+		v := c.args.Raw(key)
+		if v == nil {
+			none := ""
+			return &none
 		}
-		return clear
+		s, _ := v.(string)
+		for _, allowed := range values {
+			if s == allowed {
+				return &s
+			}
+		}
+		return nil
 	}
-	if v := pick("colorScheme", map[string]any{"light": playwright.ColorSchemeLight, "dark": playwright.ColorSchemeDark}, playwright.ColorSchemeNoOverride); v != nil {
-		o.ColorScheme = v.(*playwright.ColorScheme)
-	}
-	if v := pick("reducedMotion", map[string]any{"reduce": playwright.ReducedMotionReduce, "no-preference": playwright.ReducedMotionNoPreference}, playwright.ReducedMotionNoOverride); v != nil {
-		o.ReducedMotion = v.(*playwright.ReducedMotion)
-	}
-	if v := pick("forcedColors", map[string]any{"active": playwright.ForcedColorsActive, "none": playwright.ForcedColorsNone}, playwright.ForcedColorsNoOverride); v != nil {
-		o.ForcedColors = v.(*playwright.ForcedColors)
-	}
-	if v := pick("contrast", map[string]any{"more": playwright.ContrastMore, "no-preference": playwright.ContrastNoPreference}, playwright.ContrastNoOverride); v != nil {
-		o.Contrast = v.(*playwright.Contrast)
-	}
-	if v := pick("media", map[string]any{"screen": playwright.MediaScreen, "print": playwright.MediaPrint}, playwright.MediaNoOverride); v != nil {
-		o.Media = v.(*playwright.Media)
-	}
+	o.ColorScheme = pick("colorScheme", "light", "dark")
+	o.ReducedMotion = pick("reducedMotion", "reduce", "no-preference")
+	o.ForcedColors = pick("forcedColors", "active", "none")
+	o.Contrast = pick("contrast", "more", "no-preference")
+	o.Media = pick("media", "screen", "print")
 	if set == 0 {
 		return fmt.Errorf("pass at least one of colorScheme, reducedMotion, forcedColors, contrast, media")
 	}
-	if err := c.tab.Page.EmulateMedia(o); err != nil {
+	if err := c.tab.EmulateMedia(c.ctx, o); err != nil {
 		return err
 	}
 	c.resp.Result("Media emulation updated")
@@ -57,7 +56,7 @@ func resize(c *tabCall) error {
 	if w < 1 || h < 1 || w > 16384 || h > 16384 {
 		return fmt.Errorf("width and height must be between 1 and 16384, got %vx%v", w, h)
 	}
-	if err := c.tab.Page.SetViewportSize(int(w), int(h)); err != nil {
+	if err := c.tab.SetViewportSize(c.ctx, int(w), int(h)); err != nil {
 		return err
 	}
 	c.resp.Result("Resized the viewport to %dx%d", int(w), int(h))

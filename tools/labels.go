@@ -9,8 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mxschmitt/playwright-go"
-
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -113,30 +112,6 @@ func pickLabels(all []label, n int, vw, vh float64, full bool) []label {
 	return in
 }
 
-// labelsJS draws the labels in an aria-hidden overlay (document
-// coordinates, so full-page shots line up) and returns the scroll offset.
-const labelsJS = `(labels) => {
-	const root = document.createElement('div');
-	root.setAttribute('data-cloakmcp-labels', '');
-	root.setAttribute('aria-hidden', 'true');
-	root.style.cssText = 'position:absolute;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none;';
-	for (const l of labels) {
-		const box = document.createElement('div');
-		box.style.cssText = 'position:absolute;box-sizing:border-box;border:2px solid #ff00ff;' +
-			'left:' + (l.X + scrollX) + 'px;top:' + (l.Y + scrollY) + 'px;width:' + l.W + 'px;height:' + l.H + 'px;';
-		const tag = document.createElement('div');
-		tag.textContent = l.Ref;
-		tag.style.cssText = 'position:absolute;font:bold 11px/13px monospace;color:#fff;background:#ff00ff;padding:0 2px;white-space:nowrap;' +
-			'left:' + (l.X + scrollX) + 'px;top:' + Math.max(0, l.Y + scrollY - 13) + 'px;';
-		root.appendChild(box);
-		root.appendChild(tag);
-	}
-	document.documentElement.appendChild(root);
-	return [scrollX, scrollY, innerWidth, innerHeight];
-}`
-
-const removeLabelsJS = `() => { for (const e of document.querySelectorAll('[data-cloakmcp-labels]')) e.remove(); }`
-
 func labeledScreenshot(c *tabCall) error {
 	full := c.args.Bool("fullPage", false)
 	typ := c.args.String("type", "")
@@ -148,44 +123,26 @@ func labeledScreenshot(c *tabCall) error {
 		}
 	}
 	n := int(c.args.Number("maxLabels", maxLabels))
-	snap, err := captureSnapshot(c.ctx, c.tab, snapshotRequest{boxes: true})
+	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{Boxes: true})
 	if err != nil {
-		return fmt.Errorf("snapshot the page: %s", friendlyError(err))
+		return fmt.Errorf("snapshot the page: %w", err)
 	}
-	size, err := c.tab.Page.Evaluate(`() => [innerWidth, innerHeight]`)
+	vw, vh, err := c.tab.InnerSize(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read the viewport: %s", friendlyError(err))
+		return fmt.Errorf("read the viewport: %w", err)
 	}
-	vw, vh := 1e9, 1e9
-	if s, ok := size.([]any); ok && len(s) == 2 {
-		vw, _ = toFloat(s[0])
-		vh, _ = toFloat(s[1])
-	}
-	labels := pickLabels(parseLabels(snap), n, vw, vh, full)
-	arg := make([]map[string]any, len(labels))
+	labels := pickLabels(parseLabels(snap.Text), n, vw, vh, full)
+	boxes := make([]session.Label, len(labels))
 	for i, l := range labels {
-		arg[i] = map[string]any{"Ref": l.Ref, "X": l.X, "Y": l.Y, "W": l.W, "H": l.H}
+		boxes[i] = session.Label{Text: l.Ref, X: l.X, Y: l.Y, W: l.W, H: l.H}
 	}
-	scroll, err := c.tab.Page.Evaluate(labelsJS, arg)
-	// Whatever happens next, the overlay goes.
-	defer func() { _, _ = c.tab.Page.Evaluate(removeLabelsJS) }()
-	if err != nil {
-		return fmt.Errorf("draw the labels: %s", friendlyError(err))
-	}
-	sx, sy := 0.0, 0.0
-	if s, ok := scroll.([]any); ok && len(s) >= 2 {
-		sx, _ = toFloat(s[0])
-		sy, _ = toFloat(s[1])
-	}
-	opts := playwright.PageScreenshotOptions{FullPage: playwright.Bool(full), Scale: playwright.ScreenshotScaleCss}
+	o := session.ScreenshotOptions{Type: "png", FullPage: full}
 	if typ == "jpeg" {
-		opts.Type, opts.Quality = playwright.ScreenshotTypeJpeg, playwright.Int(90)
-	} else {
-		opts.Type = playwright.ScreenshotTypePng
+		o.Type, o.Quality = "jpeg", 90
 	}
-	data, err := c.tab.Page.Screenshot(opts)
+	data, sx, sy, err := c.tab.LabeledScreenshot(c.ctx, boxes, o)
 	if err != nil {
-		return fmt.Errorf("screenshot: %s", friendlyError(err))
+		return err
 	}
 	p, err := c.env.writeOutput(name, "page", "."+typ, data)
 	if err != nil {

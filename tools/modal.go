@@ -2,6 +2,8 @@ package tools
 
 import (
 	"fmt"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 func modalTools() []*Tool {
@@ -13,21 +15,14 @@ func modalTools() []*Tool {
 
 func handleDialog(c *tabCall) error {
 	m := c.tab.Modals()[0]
-	d := m.Dialog
 	accept := c.args.Bool("accept", false)
-	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
-	var err error
-	if accept {
-		if c.args.Has("promptText") {
-			err = d.Accept(c.args.String("promptText", ""))
-		} else {
-			err = d.Accept()
-		}
-	} else {
-		err = d.Dismiss()
+	answer := session.DialogAnswer{Accept: accept}
+	if accept && c.args.Has("promptText") {
+		text := c.args.String("promptText", "")
+		answer.PromptText = &text
 	}
-	c.tab.ClearModal(m)
-	if err != nil {
+	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
+	if err := c.tab.AnswerDialog(c.ctx, m, answer); err != nil {
 		return fmt.Errorf("handle dialog: %w", err)
 	}
 	verb := "Dismissed"
@@ -35,7 +30,7 @@ func handleDialog(c *tabCall) error {
 		verb = "Accepted"
 	}
 	c.resp.Result("%s the %s", verb, m.Description)
-	c.settle(nav, seq)
+	c.tab.Settle(c.ctx, nav, seq)
 	return nil
 }
 
@@ -51,16 +46,15 @@ func fileUpload(c *tabCall) error {
 		}
 		clean = append(clean, q)
 	}
-	c.tab.ClearModal(m)
+	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
+	if err := c.tab.ChooseFiles(c.ctx, m, clean); err != nil {
+		return fmt.Errorf("set files: %w", err)
+	}
 	if len(clean) == 0 {
 		c.resp.Result("Cancelled the file chooser")
 		return nil
 	}
-	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
-	if err := m.FileChooser.SetFiles(clean); err != nil {
-		return fmt.Errorf("set files: %w", err)
-	}
 	c.resp.Result("Uploaded %d file(s)", len(clean))
-	c.settle(nav, seq)
+	c.tab.Settle(c.ctx, nav, seq)
 	return nil
 }

@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
-
-	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
@@ -36,38 +32,6 @@ func networkTools() []*Tool {
 			props{"state": pEnum(`Set to "offline" to simulate offline mode, "online" to restore network connectivity`, "online", "offline")}, "state"),
 			Cap: "network", Handle: tabTool("browser_network_state_set", quiet, networkState)},
 	}
-}
-
-const keyRoutes = "tools.routes"
-
-type routeEntry struct {
-	pattern       string
-	fulfill       bool
-	status        int
-	body          string
-	contentType   string
-	headers       [][2]string
-	removeHeaders []string
-	hits          atomic.Int64
-}
-
-// routeTable is one browser generation's routes, in the order added.
-type routeTable struct {
-	mu      sync.Mutex
-	entries []*routeEntry
-}
-
-var routeTablesMu sync.Mutex
-
-func routesOf(g *session.Generation) *routeTable {
-	routeTablesMu.Lock()
-	defer routeTablesMu.Unlock()
-	t, _ := g.Value(keyRoutes).(*routeTable)
-	if t == nil {
-		t = &routeTable{}
-		g.SetValue(keyRoutes, t)
-	}
-	return t
 }
 
 // checkGlob says what is wrong with a route pattern, or nil. Playwright
@@ -144,128 +108,79 @@ func route(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	e := &routeEntry{pattern: pattern, headers: hdrs, body: c.args.String("body", ""), contentType: c.args.String("contentType", "")}
-	e.fulfill = c.args.Has("status") || c.args.Has("body") || c.args.Has("contentType")
-	e.status = int(c.args.Number("status", 200))
+	r := session.Route{Pattern: pattern, Headers: hdrs, Body: c.args.String("body", ""), ContentType: c.args.String("contentType", "")}
+	r.Fulfill = c.args.Has("status") || c.args.Has("body") || c.args.Has("contentType")
+	r.Status = int(c.args.Number("status", 200))
 	for _, h := range strings.Split(c.args.String("removeHeaders", ""), ",") {
 		if h = strings.TrimSpace(h); h != "" {
-			e.removeHeaders = append(e.removeHeaders, strings.ToLower(h))
+			r.RemoveHeaders = append(r.RemoveHeaders, strings.ToLower(h))
 		}
 	}
-	if e.fulfill && len(e.removeHeaders) > 0 {
+	if r.Fulfill && len(r.RemoveHeaders) > 0 {
 		return fmt.Errorf("removeHeaders edits requests that continue to the server; it cannot be combined with status, body or contentType (a mocked response)")
 	}
-	if !e.fulfill && len(e.headers) == 0 && len(e.removeHeaders) == 0 {
+	if !r.Fulfill && len(r.Headers) == 0 && len(r.RemoveHeaders) == 0 {
 		return fmt.Errorf("the route would do nothing: pass status, body or contentType to mock a response, or headers/removeHeaders to edit requests")
 	}
-	handler := func(r playwright.Route) {
-		e.hits.Add(1)
-		if e.fulfill {
-			h := map[string]string{}
-			for _, kv := range e.headers {
-				h[kv[0]] = kv[1]
-			}
-			opts := playwright.RouteFulfillOptions{Status: playwright.Int(e.status), Body: e.body, Headers: h}
-			if e.contentType != "" {
-				opts.ContentType = playwright.String(e.contentType)
-			}
-			_ = r.Fulfill(opts)
-			return
-		}
-		h, err := r.Request().AllHeaders()
-		if err != nil {
-			h = r.Request().Headers()
-		}
-		out := make(map[string]string, len(h)+len(e.headers))
-		for k, v := range h {
-			out[k] = v
-		}
-		for _, k := range e.removeHeaders {
-			for hk := range out {
-				if strings.EqualFold(hk, k) {
-					delete(out, hk)
-				}
-			}
-		}
-		for _, kv := range e.headers {
-			out[kv[0]] = kv[1]
-		}
-		_ = r.Continue(playwright.RouteContinueOptions{Headers: out})
+	if err := c.gen.AddRoute(c.ctx, r); err != nil {
+		return fmt.Errorf("route %s: %w", pattern, err)
 	}
-	if err := c.gen.Context.Route(pattern, handler); err != nil {
-		return fmt.Errorf("route %s: %s", pattern, friendlyError(err))
-	}
-	t := routesOf(c.gen)
-	t.mu.Lock()
-	t.entries = append(t.entries, e)
-	t.mu.Unlock()
-	c.resp.Result("Route added: %s", routeLine(e))
+	c.resp.Result("Route added: %s", routeLine(r))
 	return nil
 }
 
-func routeLine(e *routeEntry) string {
+func routeLine(r session.Route) string {
 	var b strings.Builder
-	b.WriteString(e.pattern)
-	if e.fulfill {
-		fmt.Fprintf(&b, " → mock %d %s", e.status, http.StatusText(e.status))
-		if e.contentType != "" {
-			b.WriteString(" " + e.contentType)
+	b.WriteString(r.Pattern)
+	if r.Fulfill {
+		fmt.Fprintf(&b, " → mock %d %s", r.Status, http.StatusText(r.Status))
+		if r.ContentType != "" {
+			b.WriteString(" " + r.ContentType)
 		}
-		fmt.Fprintf(&b, ", %d-byte body", len(e.body))
+		fmt.Fprintf(&b, ", %d-byte body", len(r.Body))
 	} else {
 		b.WriteString(" → continue")
-		if len(e.removeHeaders) > 0 {
-			b.WriteString(", remove " + strings.Join(e.removeHeaders, ", "))
+		if len(r.RemoveHeaders) > 0 {
+			b.WriteString(", remove " + strings.Join(r.RemoveHeaders, ", "))
 		}
 	}
-	for _, kv := range e.headers {
+	for _, kv := range r.Headers {
 		fmt.Fprintf(&b, ", %s: %s", kv[0], kv[1])
 	}
-	fmt.Fprintf(&b, " (%d hits)", e.hits.Load())
+	fmt.Fprintf(&b, " (%d hits)", r.Hits)
 	return b.String()
 }
 
 func routeList(c *tabCall) error {
-	t := routesOf(c.gen)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.entries) == 0 {
+	routes := c.gen.ListRoutes()
+	if len(routes) == 0 {
 		c.resp.Result("No active routes")
 		return nil
 	}
-	for _, e := range t.entries {
-		c.resp.Result("- %s", routeLine(e))
+	for _, r := range routes {
+		c.resp.Result("- %s", routeLine(r))
 	}
 	return nil
 }
 
 func unroute(c *tabCall) error {
 	pattern := c.args.String("pattern", "")
-	t := routesOf(c.gen)
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if pattern == "" {
-		if err := c.gen.Context.UnrouteAll(); err != nil {
-			return fmt.Errorf("unroute: %s", friendlyError(err))
+		n, err := c.gen.RemoveAllRoutes(c.ctx)
+		if err != nil {
+			return fmt.Errorf("unroute: %w", err)
 		}
-		n := len(t.entries)
-		t.entries = nil
 		c.resp.Result("Removed all %d route(s)", n)
 		return nil
 	}
-	var keep []*routeEntry
-	n := 0
-	for _, e := range t.entries {
-		if e.pattern == pattern {
-			n++
-		} else {
-			keep = append(keep, e)
-		}
+	n, err := c.gen.RemoveRoutes(c.ctx, pattern)
+	if err != nil {
+		return fmt.Errorf("unroute %s: %w", pattern, err)
 	}
 	if n == 0 {
 		var active []string
-		for _, e := range t.entries {
-			active = append(active, e.pattern)
+		for _, r := range c.gen.ListRoutes() {
+			active = append(active, r.Pattern)
 		}
 		if len(active) == 0 {
 			c.resp.Result("Removed 0 route(s): there are no active routes")
@@ -274,18 +189,14 @@ func unroute(c *tabCall) error {
 		}
 		return nil
 	}
-	if err := c.gen.Context.Unroute(pattern); err != nil {
-		return fmt.Errorf("unroute %s: %s", pattern, friendlyError(err))
-	}
-	t.entries = keep
 	c.resp.Result("Removed %d route(s) for pattern: %s", n, pattern)
 	return nil
 }
 
 func networkState(c *tabCall) error {
 	offline := c.args.String("state", "") == "offline"
-	if err := c.gen.Context.SetOffline(offline); err != nil {
-		return fmt.Errorf("set network state: %s", friendlyError(err))
+	if err := c.gen.SetOffline(c.ctx, offline); err != nil {
+		return fmt.Errorf("set network state: %w", err)
 	}
 	if offline {
 		c.resp.Result("The browser is offline: every request fails until browser_network_state_set online")

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"fmt"
-
-	"github.com/mxschmitt/playwright-go"
 )
 
 // pdfTools is upstream's --caps=pdf tool.
@@ -20,9 +18,9 @@ func pdfSave(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	data, err := c.tab.Page.PDF(playwright.PagePdfOptions{PrintBackground: playwright.Bool(true)})
+	data, err := c.tab.PDF(c.ctx)
 	if err != nil {
-		return fmt.Errorf("save PDF: %s (PDF needs a headless browser)", friendlyError(err))
+		return fmt.Errorf("save PDF: %w (PDF needs a headless browser)", err)
 	}
 	if _, err := c.env.writeOutput(p, "page", ".pdf", data); err != nil {
 		return err

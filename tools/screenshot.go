@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 func screenshotTools() []*Tool {
@@ -28,38 +28,34 @@ func screenshot(c *tabCall) error {
 			typ = "png"
 		}
 	}
-	st := map[string]*playwright.ScreenshotType{"png": playwright.ScreenshotTypePng, "jpeg": playwright.ScreenshotTypeJpeg, "webp": playwright.ScreenshotTypeWebp}[typ]
-	scale := playwright.ScreenshotScaleCss
-	if c.args.String("scale", "css") == "device" {
-		scale = playwright.ScreenshotScaleDevice
-	}
+	o := session.ScreenshotOptions{Type: typ, DeviceScale: c.args.String("scale", "css") == "device"}
 	full := c.args.Bool("fullPage", false)
 	target := c.args.String("target", "")
 	if full && target != "" {
 		return fmt.Errorf("fullPage cannot be used with an element screenshot")
 	}
-	var quality *int
 	if typ != "png" {
-		quality = playwright.Int(90)
+		o.Quality = 90
 	}
 	var data []byte
 	var err error
 	what := "viewport"
 	if target != "" {
-		loc, lerr := c.locate(target)
+		el, lerr := c.locate(target)
 		if lerr != nil {
 			return lerr
 		}
 		what = c.describe(target)
-		data, err = loc.Screenshot(playwright.LocatorScreenshotOptions{Type: st, Scale: scale, Quality: quality})
+		data, err = el.Screenshot(c.ctx, o)
 	} else {
 		if full {
 			what = "full page"
 		}
-		data, err = c.tab.Page.Screenshot(playwright.PageScreenshotOptions{Type: st, Scale: scale, FullPage: playwright.Bool(full), Quality: quality})
+		o.FullPage = full
+		data, err = c.tab.Screenshot(c.ctx, o)
 	}
 	if err != nil {
-		return fmt.Errorf("screenshot: %s", friendlyError(err))
+		return fmt.Errorf("screenshot: %w", err)
 	}
 	p, err := c.env.writeOutput(name, "page", "."+typ, data)
 	if err != nil {

@@ -1,14 +1,15 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // stateTools are the seed's state family beyond upstream's core resize and
@@ -47,63 +48,7 @@ func stateTools() []*Tool {
 	}
 }
 
-const keyEmulation = "tools.emulation"
-
-// emulation is what this server overrides on a tab through CDP; the
-// overrides live as long as the tab's CDP session (the tab).
-type emulation struct {
-	mu        sync.Mutex
-	userAgent string           // device override; "" = the browser's
-	viewport  *playwright.Size // before the device, to restore
-	locale    string
-}
-
-var emulationMu sync.Mutex
-
-func (c *tabCall) emulation() *emulation {
-	emulationMu.Lock()
-	defer emulationMu.Unlock()
-	e, _ := c.tab.Value(keyEmulation).(*emulation)
-	if e == nil {
-		e = &emulation{}
-		c.tab.SetValue(keyEmulation, e)
-	}
-	return e
-}
-
-func (c *tabCall) cdp(method string, params map[string]any) (any, error) {
-	s, err := c.cdpSession()
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.Send(method, params)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", method, friendlyError(err))
-	}
-	return res, nil
-}
-
-// applyUserAgent sets the user agent and Accept-Language from the device and
-// locale overrides together (CDP has one call for both).
-func (c *tabCall) applyUserAgent(e *emulation) error {
-	ua := e.userAgent
-	if ua == "" {
-		// No device: keep the user agent the page has.
-		v, err := c.tab.Page.Evaluate("() => navigator.userAgent")
-		if err != nil {
-			return fmt.Errorf("read the user agent: %s", friendlyError(err))
-		}
-		ua, _ = v.(string)
-	}
-	params := map[string]any{"userAgent": ua}
-	if e.locale != "" {
-		params["acceptLanguage"] = e.locale
-	}
-	_, err := c.cdp("Emulation.setUserAgentOverride", params)
-	return err
-}
-
-func deviceNames(devices map[string]*playwright.DeviceDescriptor, query string) []string {
+func deviceNames(devices map[string]session.Device, query string) []string {
 	q := strings.ToLower(query)
 	var names []string
 	for n := range devices {
@@ -122,17 +67,17 @@ func setDevice(c *tabCall) error {
 	}
 	devices, err := c.sess.Devices(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read Playwright's device list: %v", err)
+		return fmt.Errorf("read Playwright's device list: %w", err)
 	}
-	d := devices[name]
-	if d == nil {
+	d, ok := devices[name]
+	if !ok {
 		for n, dd := range devices {
 			if strings.EqualFold(n, name) {
-				d, name = dd, n
+				d, name, ok = dd, n, true
 			}
 		}
 	}
-	if d == nil {
+	if !ok {
 		first := strings.Fields(name)
 		q := name
 		if len(first) > 0 {
@@ -150,69 +95,23 @@ func setDevice(c *tabCall) error {
 	if d.Viewport == nil {
 		return fmt.Errorf("device %q has no viewport", name)
 	}
-	w, h := d.Viewport.Width, d.Viewport.Height
-	e := c.emulation()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.userAgent == "" {
-		if vp := c.tab.Page.ViewportSize(); vp != nil {
-			saved := *vp
-			e.viewport = &saved
-		}
-	}
-	// Playwright's own viewport first (screenshots use it), then the
-	// device's scale factor and mobile flag on top.
-	if err := c.tab.Page.SetViewportSize(w, h); err != nil {
+	if err := c.tab.EmulateDevice(c.ctx, d); err != nil {
 		return err
 	}
-	metrics := map[string]any{"width": w, "height": h, "deviceScaleFactor": d.DeviceScaleFactor, "mobile": d.IsMobile}
-	if d.Screen != nil {
-		metrics["screenWidth"], metrics["screenHeight"] = d.Screen.Width, d.Screen.Height
-	}
-	if _, err := c.cdp("Emulation.setDeviceMetricsOverride", metrics); err != nil {
-		return err
-	}
-	if _, err := c.cdp("Emulation.setTouchEmulationEnabled", map[string]any{"enabled": d.HasTouch, "maxTouchPoints": 5}); err != nil {
-		return err
-	}
-	e.userAgent = d.UserAgent
-	if err := c.applyUserAgent(e); err != nil {
-		return err
-	}
-	c.resp.Result("Emulating %s: %dx%d, scale %g, mobile %v, touch %v", name, w, h, d.DeviceScaleFactor, d.IsMobile, d.HasTouch)
+	c.resp.Result("Emulating %s: %dx%d, scale %g, mobile %v, touch %v", name, d.Viewport.Width, d.Viewport.Height, d.DeviceScaleFactor, d.IsMobile, d.HasTouch)
 	return nil
 }
 
 // clearDevice ends a device emulation: the browser's metrics, touch and
 // user agent, and the viewport the tab had before.
 func clearDevice(c *tabCall) error {
-	e := c.emulation()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.userAgent == "" {
+	emulated, err := c.tab.ClearDevice(c.ctx)
+	if err != nil {
+		return err
+	}
+	if !emulated {
 		c.resp.Result("No device is emulated")
 		return nil
-	}
-	if _, err := c.cdp("Emulation.clearDeviceMetricsOverride", map[string]any{}); err != nil {
-		return err
-	}
-	if _, err := c.cdp("Emulation.setTouchEmulationEnabled", map[string]any{"enabled": false}); err != nil {
-		return err
-	}
-	if vp := e.viewport; vp != nil {
-		if err := c.tab.Page.SetViewportSize(vp.Width, vp.Height); err != nil {
-			return err
-		}
-	}
-	e.userAgent, e.viewport = "", nil
-	// An empty user agent ends the override; a locale keeps its own.
-	if _, err := c.cdp("Emulation.setUserAgentOverride", map[string]any{"userAgent": ""}); err != nil {
-		return err
-	}
-	if e.locale != "" {
-		if err := c.applyUserAgent(e); err != nil {
-			return err
-		}
 	}
 	c.resp.Result("Device emulation ended")
 	return nil
@@ -224,22 +123,22 @@ func setGeolocation(c *tabCall) error {
 		return fmt.Errorf("pass both latitude and longitude, or neither to clear the position")
 	}
 	if !hasLat {
-		if err := c.gen.Context.SetGeolocation(nil); err != nil {
-			return fmt.Errorf("clear geolocation: %s", friendlyError(err))
+		if err := c.gen.SetGeolocation(c.ctx, nil); err != nil {
+			return fmt.Errorf("clear geolocation: %w", err)
 		}
 		c.resp.Result("Cleared the geolocation")
 		return nil
 	}
-	geo := &playwright.Geolocation{Latitude: c.args.Number("latitude", 0), Longitude: c.args.Number("longitude", 0)}
+	geo := &session.Geolocation{Latitude: c.args.Number("latitude", 0), Longitude: c.args.Number("longitude", 0)}
 	if c.args.Has("accuracy") {
 		a := c.args.Number("accuracy", 0)
 		geo.Accuracy = &a
 	}
-	if err := c.gen.Context.GrantPermissions([]string{"geolocation"}); err != nil {
-		return fmt.Errorf("grant geolocation: %s", friendlyError(err))
+	if err := c.gen.GrantPermissions(c.ctx, []string{"geolocation"}); err != nil {
+		return fmt.Errorf("grant geolocation: %w", err)
 	}
-	if err := c.gen.Context.SetGeolocation(geo); err != nil {
-		return fmt.Errorf("set geolocation: %s", friendlyError(err))
+	if err := c.gen.SetGeolocation(c.ctx, geo); err != nil {
+		return fmt.Errorf("set geolocation: %w", err)
 	}
 	c.resp.Result("Geolocation set to %g, %g", geo.Latitude, geo.Longitude)
 	return nil
@@ -247,16 +146,12 @@ func setGeolocation(c *tabCall) error {
 
 func setTimezone(c *tabCall) error {
 	tz := strings.TrimSpace(c.args.String("timezoneId", ""))
-	if tz != "" {
-		// Chromium takes unknown names without a word; its ICU knows better.
-		ok, err := c.tab.Page.Evaluate(`tz => { try { Intl.DateTimeFormat(undefined, { timeZone: tz }); return true } catch { return false } }`, tz)
-		if err == nil && ok == false {
+	if err := c.tab.SetTimezone(c.ctx, tz); err != nil {
+		if errors.Is(err, session.ErrUnknownTimezone) {
 			return fmt.Errorf("timezone %q is unknown: use an IANA name like Europe/Berlin", tz)
 		}
-	}
-	if _, err := c.cdp("Emulation.setTimezoneOverride", map[string]any{"timezoneId": tz}); err != nil {
-		if tz != "" {
-			return fmt.Errorf("timezone %q: %v (use an IANA name like Europe/Berlin)", tz, err)
+		if tz != "" && !errors.Is(err, session.ErrBrowserGone) {
+			return fmt.Errorf("timezone %q: %w (use an IANA name like Europe/Berlin)", tz, err)
 		}
 		return err
 	}
@@ -273,14 +168,7 @@ func setLocale(c *tabCall) error {
 	if strings.ContainsAny(loc, ",;\r\n") {
 		return fmt.Errorf("locale %q: pass one BCP 47 tag like de-DE", loc)
 	}
-	if _, err := c.cdp("Emulation.setLocaleOverride", map[string]any{"locale": loc}); err != nil {
-		return fmt.Errorf("locale %q: %v", loc, err)
-	}
-	e := c.emulation()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.locale = loc
-	if err := c.applyUserAgent(e); err != nil {
+	if err := c.tab.SetLocale(c.ctx, loc); err != nil {
 		return err
 	}
 	if loc == "" {
@@ -291,52 +179,55 @@ func setLocale(c *tabCall) error {
 	return nil
 }
 
+// stopWait bounds the wait for the page to answer again after a runaway
+// script was stopped.
+const stopWait = 5 * time.Second
+
 func evaluateWithTimeout(c *tabCall) error {
-	fn, loc, err := c.evalArgs()
+	fn, el, err := c.evalArgs()
 	if err != nil {
 		return err
 	}
-	// Open the CDP session now: it is what stops a runaway script.
-	if _, err := c.cdpSession(); err != nil {
+	// Open the CDP session now: it is what stops a runaway script, and
+	// opening it needs no answer from the busy page then.
+	if err := c.tab.OpenCDP(c.ctx); err != nil {
 		return err
 	}
 	timeout := seconds(c.args.Number("timeout", 5))
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
-	ch := c.evaluateAsync(loc, fn)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var r evalResult
-	select {
-	case r = <-ch:
-	case <-c.tab.ModalOpened():
+	ectx, cancel := context.WithTimeout(c.ctx, timeout)
+	defer cancel()
+	var v any
+	if el != nil {
+		v, err = el.Evaluate(ectx, fn, nil)
+	} else {
+		v, err = c.tab.Evaluate(ectx, fn)
+	}
+	switch {
+	case errors.Is(err, session.ErrModal):
 		c.resp.Result("The script opened a dialog; handle it with browser_handle_dialog")
 		return nil
-	case <-c.ctx.Done():
+	case err != nil && c.ctx.Err() != nil:
 		return c.ctx.Err()
-	case <-timer.C:
-		select {
-		case r = <-ch: // finished just now
-		default:
-			// Stop the script where it is; the page lives on.
-			_, terr := c.cdp("Runtime.terminateExecution", map[string]any{})
-			select {
-			case <-ch:
-			case <-time.After(5 * time.Second):
-			}
-			if terr != nil {
-				return fmt.Errorf("the function did not finish within %v and could not be stopped: %v", timeout, terr)
-			}
-			return fmt.Errorf("the function did not finish within %v; it was stopped", timeout)
+	case errors.Is(err, context.DeadlineExceeded):
+		// Stop the script where it is; the page lives on.
+		_, terr := c.tab.CDP(c.ctx, "Runtime.terminateExecution", nil)
+		// Wait, bounded, until the page answers again.
+		wctx, wcancel := context.WithTimeout(c.ctx, stopWait)
+		_, _ = c.tab.Evaluate(wctx, "() => 0")
+		wcancel()
+		if terr != nil {
+			return fmt.Errorf("the function did not finish within %v and could not be stopped: %w", timeout, terr)
 		}
+		return fmt.Errorf("the function did not finish within %v; it was stopped", timeout)
+	case err != nil:
+		return fmt.Errorf("evaluate: %w", err)
 	}
-	if r.err != nil {
-		return fmt.Errorf("evaluate: %s", friendlyError(r.err))
-	}
-	b, err := json.MarshalIndent(r.v, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		b = []byte(fmt.Sprint(r.v))
+		b = []byte(fmt.Sprint(v))
 	}
 	c.resp.ResultText(string(b))
-	c.settle(nav, seq)
+	c.tab.Settle(c.ctx, nav, seq)
 	return nil
 }

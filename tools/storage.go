@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // storageTools are upstream's --caps=storage tools: cookies, web storage and
@@ -71,7 +71,7 @@ func shownValue(v string) string {
 	return s
 }
 
-func cookieLine(ck playwright.Cookie) string {
+func cookieLine(ck session.Cookie) string {
 	var flags []string
 	flags = append(flags, "domain="+ck.Domain, "path="+ck.Path)
 	if ck.Expires > 0 {
@@ -79,14 +79,14 @@ func cookieLine(ck playwright.Cookie) string {
 	} else {
 		flags = append(flags, "session")
 	}
-	if ck.HttpOnly {
+	if ck.HTTPOnly {
 		flags = append(flags, "httpOnly")
 	}
 	if ck.Secure {
 		flags = append(flags, "secure")
 	}
-	if ck.SameSite != nil {
-		flags = append(flags, "sameSite="+string(*ck.SameSite))
+	if ck.SameSite != "" {
+		flags = append(flags, "sameSite="+ck.SameSite)
 	}
 	return fmt.Sprintf("- %s=%s (%s)", ck.Name, shownValue(ck.Value), strings.Join(flags, ", "))
 }
@@ -100,9 +100,9 @@ func domainMatches(cookieDomain, domain string) bool {
 }
 
 func cookieList(c *tabCall) error {
-	cookies, err := c.gen.Context.Cookies()
+	cookies, err := c.gen.Cookies(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read cookies: %s", friendlyError(err))
+		return fmt.Errorf("read cookies: %w", err)
 	}
 	domain, path := c.args.String("domain", ""), c.args.String("path", "")
 	var lines []string
@@ -129,9 +129,9 @@ func cookieList(c *tabCall) error {
 
 func cookieGet(c *tabCall) error {
 	name := c.args.String("name", "")
-	cookies, err := c.gen.Context.Cookies()
+	cookies, err := c.gen.Cookies(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read cookies: %s", friendlyError(err))
+		return fmt.Errorf("read cookies: %w", err)
 	}
 	var lines []string
 	for _, ck := range cookies {
@@ -179,7 +179,7 @@ func cookieSet(c *tabCall) error {
 		return errors.New("cookie name is empty")
 	}
 	domain := c.args.String("domain", "")
-	origin, err := cookieDomainAllowed(c.tab.Page.URL(), domain)
+	origin, err := cookieDomainAllowed(c.tab.URL(), domain)
 	if err != nil {
 		return err
 	}
@@ -187,34 +187,31 @@ func cookieSet(c *tabCall) error {
 	if !strings.HasPrefix(path, "/") {
 		return fmt.Errorf("cookie path %q must start with /", path)
 	}
-	ck := playwright.OptionalCookie{Name: name, Value: value}
+	ck := session.NewCookie{Name: name, Value: value, SameSite: c.args.String("sameSite", "")}
 	if domain != "" {
-		ck.Domain, ck.Path = &domain, &path
+		ck.Domain, ck.Path = domain, path
 	} else {
-		u := origin + path
-		ck.URL = &u
+		ck.URL = origin + path
 	}
 	if c.args.Has("expires") {
 		e := c.args.Number("expires", 0)
 		ck.Expires = &e
 	}
 	if c.args.Has("httpOnly") {
-		ck.HttpOnly = playwright.Bool(c.args.Bool("httpOnly", false))
+		b := c.args.Bool("httpOnly", false)
+		ck.HTTPOnly = &b
 	}
 	if c.args.Has("secure") {
-		ck.Secure = playwright.Bool(c.args.Bool("secure", false))
+		b := c.args.Bool("secure", false)
+		ck.Secure = &b
 	}
-	if s := c.args.String("sameSite", ""); s != "" {
-		ss := playwright.SameSiteAttribute(s)
-		ck.SameSite = &ss
-	}
-	if err := c.gen.Context.AddCookies([]playwright.OptionalCookie{ck}); err != nil {
-		return fmt.Errorf("set cookie %s: %s", name, friendlyError(err))
+	if err := c.gen.AddCookie(c.ctx, ck); err != nil {
+		return fmt.Errorf("set cookie %s: %w", name, err)
 	}
 	// Chromium drops some cookies silently (SameSite=None without secure).
-	cookies, err := c.gen.Context.Cookies()
+	cookies, err := c.gen.Cookies(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read cookies: %s", friendlyError(err))
+		return fmt.Errorf("read cookies: %w", err)
 	}
 	for _, got := range cookies {
 		if got.Name == name && got.Path == path && (domain == "" || domainMatches(got.Domain, domain)) {
@@ -227,9 +224,9 @@ func cookieSet(c *tabCall) error {
 
 func cookieDelete(c *tabCall) error {
 	name := c.args.String("name", "")
-	before, err := c.gen.Context.Cookies()
+	before, err := c.gen.Cookies(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read cookies: %s", friendlyError(err))
+		return fmt.Errorf("read cookies: %w", err)
 	}
 	n := 0
 	for _, ck := range before {
@@ -241,101 +238,85 @@ func cookieDelete(c *tabCall) error {
 		c.resp.Result("No cookie named %q", name)
 		return nil
 	}
-	if err := c.gen.Context.ClearCookies(playwright.BrowserContextClearCookiesOptions{Name: name}); err != nil {
-		return fmt.Errorf("delete cookie %s: %s", name, friendlyError(err))
+	if err := c.gen.DeleteCookies(c.ctx, name); err != nil {
+		return fmt.Errorf("delete cookie %s: %w", name, err)
 	}
 	c.resp.Result("Deleted %d cookie(s) named %q", n, name)
 	return nil
 }
 
 func cookieClear(c *tabCall) error {
-	before, err := c.gen.Context.Cookies()
+	before, err := c.gen.Cookies(c.ctx)
 	if err != nil {
-		return fmt.Errorf("read cookies: %s", friendlyError(err))
+		return fmt.Errorf("read cookies: %w", err)
 	}
-	if err := c.gen.Context.ClearCookies(); err != nil {
-		return fmt.Errorf("clear cookies: %s", friendlyError(err))
+	if err := c.gen.ClearCookies(c.ctx); err != nil {
+		return fmt.Errorf("clear cookies: %w", err)
 	}
 	c.resp.Result("Cleared %d cookie(s)", len(before))
 	return nil
 }
 
-// webStorageJS runs one localStorage/sessionStorage operation in the page.
-const webStorageJS = `([kind, op, key, value]) => {
-	let s;
-	try {
-		s = kind === 'local' ? window.localStorage : window.sessionStorage;
-	} catch (e) {
-		return { error: 'this page has no ' + kind + 'Storage (' + e.message + '): navigate to a web page first' };
-	}
-	switch (op) {
-	case 'list': {
-		const out = [];
-		for (let i = 0; i < s.length; i++) { const k = s.key(i); out.push([k, s.getItem(k)]); }
-		return { items: out };
-	}
-	case 'get': return { value: s.getItem(key) };
-	case 'set':
-		try { s.setItem(key, value); } catch (e) { return { error: e.message }; }
-		return {};
-	case 'delete': { const had = s.getItem(key) !== null; s.removeItem(key); return { had }; }
-	case 'clear': { const n = s.length; s.clear(); return { n }; }
-	}
-}`
-
 func webStorage(kind, op string) func(*tabCall) error {
+	area := session.StorageArea(kind)
 	name := kind + "Storage"
 	return func(c *tabCall) error {
 		key, value := c.args.String("key", ""), c.args.String("value", "")
-		raw, err := c.tab.Page.Evaluate(webStorageJS, []any{kind, op, key, value})
-		if err != nil {
-			return fmt.Errorf("%s: %s", name, friendlyError(err))
-		}
-		res, _ := raw.(map[string]any)
-		if e, ok := res["error"].(string); ok {
-			return fmt.Errorf("%s: %s", name, e)
-		}
-		origin := c.tab.Page.URL()
-		if u, err := url.Parse(origin); err == nil && u.Host != "" {
-			origin = u.Scheme + "://" + u.Host
+		// origin names the page's storage in responses.
+		origin := func() string {
+			u, err := url.Parse(c.tab.URL())
+			if err != nil || u.Host == "" {
+				return c.tab.URL()
+			}
+			return u.Scheme + "://" + u.Host
 		}
 		switch op {
 		case "list":
-			items, _ := res["items"].([]any)
+			items, err := c.tab.StorageItems(c.ctx, area)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 			if len(items) == 0 {
-				c.resp.Result("%s of %s is empty", name, origin)
+				c.resp.Result("%s of %s is empty", name, origin())
 				return nil
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%s of %s:\n", name, origin)
+			fmt.Fprintf(&b, "%s of %s:\n", name, origin())
 			for _, it := range items {
-				kv, _ := it.([]any)
-				if len(kv) != 2 {
-					continue
-				}
-				k, _ := kv[0].(string)
-				v, _ := kv[1].(string)
-				fmt.Fprintf(&b, "- %s: %s\n", shownValue(k), shownValue(v))
+				fmt.Fprintf(&b, "- %s: %s\n", shownValue(it.Key), shownValue(it.Value))
 			}
 			c.resp.ResultText(b.String())
 		case "get":
-			v, ok := res["value"].(string)
+			v, ok, err := c.tab.StorageItem(c.ctx, area, key)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 			if !ok {
 				c.resp.Result("%s item %s is not set", name, shownValue(key))
 				return nil
 			}
 			c.resp.Result("%s", shownValue(v))
 		case "set":
+			if err := c.tab.SetStorageItem(c.ctx, area, key, value); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 			c.resp.Result("Set %s item %s", name, shownValue(key))
 		case "delete":
-			if had, _ := res["had"].(bool); !had {
+			had, err := c.tab.RemoveStorageItem(c.ctx, area, key)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if !had {
 				c.resp.Result("%s item %s was not set", name, shownValue(key))
 				return nil
 			}
 			c.resp.Result("Deleted %s item %s", name, shownValue(key))
 		case "clear":
-			n, _ := toFloat(res["n"])
-			c.resp.Result("Cleared %d %s item(s) of %s", int(n), name, origin)
+			n, err := c.tab.ClearStorage(c.ctx, area)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			c.resp.Result("Cleared %d %s item(s) of %s", n, name, origin())
 		}
 		return nil
 	}
@@ -346,11 +327,14 @@ func storageStateSave(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.gen.Context.StorageState(playwright.BrowserContextStorageStateOptions{Path: &p})
+	st, err := c.gen.StorageState(c.ctx)
 	if err != nil {
-		return fmt.Errorf("save storage state: %s", friendlyError(err))
+		return fmt.Errorf("save storage state: %w", err)
 	}
-	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", relLink(p), len(st.Cookies), len(st.Origins))
+	if p, err = c.env.writeOutput(p, "storage-state", ".json", st.JSON); err != nil {
+		return err
+	}
+	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", relLink(p), st.Cookies, st.Origins)
 	return nil
 }
 
@@ -461,8 +445,8 @@ func storageStateRestore(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("%s is not a storage state file: %v; nothing was changed", name, err)
 	}
-	if err := c.gen.Context.SetStorageState(p); err != nil {
-		return fmt.Errorf("restore storage state from %s: %s", name, friendlyError(err))
+	if err := c.gen.SetStorageState(c.ctx, b); err != nil {
+		return fmt.Errorf("restore storage state from %s: %w", name, err)
 	}
 	c.resp.Result("Restored %d cookie(s) and localStorage of %d origin(s) from %s; the earlier cookies and localStorage were cleared", nc, no, relLink(p))
 	return nil

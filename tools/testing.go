@@ -3,12 +3,9 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/mxschmitt/playwright-go"
 )
 
 // testingTools are upstream's --caps=testing tools: a locator for test code,
@@ -42,34 +39,15 @@ func testingTools() []*Tool {
 	}
 }
 
-// selectorOf reads a locator's selector. playwright-go has no accessor and
-// no asLocator (Playwright's selector → code printer), both of which
-// upstream uses; the field is stable in the pinned version, and a change
-// makes generate_locator fail cleanly rather than print something wrong.
-func selectorOf(loc playwright.Locator) (string, bool) {
-	v := reflect.ValueOf(loc)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return "", false
-	}
-	f := v.FieldByName("selector")
-	if !f.IsValid() || f.Kind() != reflect.String {
-		return "", false
-	}
-	return f.String(), true
-}
-
 func generateLocator(c *tabCall) error {
 	target := c.args.String("target", "")
-	loc, err := c.locate(target)
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
-	sel, ok := selectorOf(loc.Normalize())
-	if !ok {
-		return fmt.Errorf("could not read the locator of %s", c.describe(target))
+	sel, err := el.Selector(c.ctx)
+	if err != nil {
+		return fmt.Errorf("could not read the locator of %s: %w", c.describe(target), err)
 	}
 	c.resp.ResultText(asLocator(sel))
 	return nil
@@ -189,10 +167,9 @@ func locatorPart(p string) string {
 
 func verifyElementVisible(c *tabCall) error {
 	role, name := c.args.String("role", ""), c.args.String("accessibleName", "")
-	loc := c.tab.Page.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name}).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)})
-	n, err := loc.Count()
+	n, err := c.tab.CountVisibleByRole(c.ctx, role, name)
 	if err != nil {
-		return fmt.Errorf("find %s %q: %s", role, name, friendlyError(err))
+		return fmt.Errorf("find %s %q: %w", role, name, err)
 	}
 	if n == 0 {
 		return fmt.Errorf("element with role %q and accessible name %q is not visible", role, name)
@@ -206,9 +183,9 @@ func verifyTextVisible(c *tabCall) error {
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("text is empty")
 	}
-	n, err := c.tab.Page.GetByText(text).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+	n, err := c.tab.CountVisibleText(c.ctx, text)
 	if err != nil {
-		return fmt.Errorf("find text %q: %s", text, friendlyError(err))
+		return fmt.Errorf("find text %q: %w", text, err)
 	}
 	if n == 0 {
 		return fmt.Errorf("text %q is not visible", text)
@@ -223,14 +200,14 @@ func verifyListVisible(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	if ok, err := list.IsVisible(); err != nil || !ok {
+	if ok, err := list.IsVisible(c.ctx); err != nil || !ok {
 		return fmt.Errorf("list %s is not visible", c.describe(target))
 	}
 	var missing []string
 	for _, item := range c.args.Strings("items") {
-		n, err := list.GetByText(item).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+		n, err := list.CountVisibleText(c.ctx, item)
 		if err != nil {
-			return fmt.Errorf("find item %q: %s", item, friendlyError(err))
+			return fmt.Errorf("find item %q: %w", item, err)
 		}
 		if n == 0 {
 			missing = append(missing, strconv.Quote(item))
@@ -245,7 +222,7 @@ func verifyListVisible(c *tabCall) error {
 
 func verifyValue(c *tabCall) error {
 	target := c.args.String("target", "")
-	loc, err := c.locate(target)
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
@@ -256,22 +233,20 @@ func verifyValue(c *tabCall) error {
 		if want != "true" && want != "false" {
 			return fmt.Errorf("for a %s, value must be \"true\" or \"false\", got %q", typ, want)
 		}
-		checked, err := loc.IsChecked()
+		checked, err := el.IsChecked(c.ctx)
 		if err != nil {
-			return fmt.Errorf("read %s: %s", c.describe(target), friendlyError(err))
+			return fmt.Errorf("read %s: %w", c.describe(target), err)
 		}
 		got = strconv.FormatBool(checked)
 	default:
-		got, err = loc.InputValue()
+		got, err = el.InputValue(c.ctx)
 		if err != nil {
-			return fmt.Errorf("read %s: %s", c.describe(target), friendlyError(err))
+			return fmt.Errorf("read %s: %w", c.describe(target), err)
 		}
 		if typ == "combobox" && got != want {
 			// A select matches by its selected option's label too.
-			if label, err := loc.Evaluate(`el => el.selectedOptions && el.selectedOptions[0] ? el.selectedOptions[0].label : null`, nil); err == nil {
-				if s, ok := label.(string); ok && s == want {
-					got = s
-				}
+			if label, ok, err := el.SelectedLabel(c.ctx); err == nil && ok && label == want {
+				got = label
 			}
 		}
 	}

@@ -3,8 +3,9 @@ package tools
 import (
 	"fmt"
 	"math"
+	"time"
 
-	"github.com/mxschmitt/playwright-go"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // visionTools are upstream's --caps=vision coordinate tools (viewport CSS
@@ -51,24 +52,19 @@ func (c *tabCall) coords(names ...string) ([]float64, error) {
 	return out, nil
 }
 
-func (c *tabCall) button() *playwright.MouseButton {
-	b := playwright.MouseButton(c.args.String("button", "left"))
-	return &b
-}
-
 func mouseClick(c *tabCall) error {
 	p, err := c.coords("x", "y")
 	if err != nil {
 		return err
 	}
-	opts := playwright.MouseClickOptions{Button: c.button()}
+	o := session.MouseClickOptions{Button: c.args.String("button", "left")}
 	if c.args.Has("clickCount") {
-		opts.ClickCount = playwright.Int(int(c.args.Number("clickCount", 1)))
+		o.Count = int(c.args.Number("clickCount", 1))
 	}
 	if c.args.Has("delay") {
-		opts.Delay = playwright.Float(c.args.Number("delay", 0))
+		o.Delay = time.Duration(c.args.Number("delay", 0) * float64(time.Millisecond))
 	}
-	if err := c.act(func() error { return c.tab.Page.Mouse().Click(p[0], p[1], opts) }); err != nil {
+	if err := c.tab.Act(c.ctx, c.tab.MouseClick(p[0], p[1], o)); err != nil {
 		return err
 	}
 	c.resp.Result("Clicked at %g, %g", p[0], p[1])
@@ -80,7 +76,7 @@ func mouseMove(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	if err := c.act(func() error { return c.tab.Page.Mouse().Move(p[0], p[1]) }); err != nil {
+	if err := c.tab.Act(c.ctx, c.tab.MouseMove(p[0], p[1])); err != nil {
 		return err
 	}
 	c.resp.Result("Moved the mouse to %g, %g", p[0], p[1])
@@ -89,21 +85,19 @@ func mouseMove(c *tabCall) error {
 
 func mouseButton(down bool) func(*tabCall) error {
 	return func(c *tabCall) error {
-		b := c.button()
-		err := c.act(func() error {
-			if down {
-				return c.tab.Page.Mouse().Down(playwright.MouseDownOptions{Button: b})
-			}
-			return c.tab.Page.Mouse().Up(playwright.MouseUpOptions{Button: b})
-		})
-		if err != nil {
+		b := c.args.String("button", "left")
+		step := c.tab.MouseUp(b)
+		if down {
+			step = c.tab.MouseDown(b)
+		}
+		if err := c.tab.Act(c.ctx, step); err != nil {
 			return err
 		}
 		verb := "Released"
 		if down {
 			verb = "Pressed"
 		}
-		c.resp.Result("%s the %s mouse button", verb, *b)
+		c.resp.Result("%s the %s mouse button", verb, b)
 		return nil
 	}
 }
@@ -113,20 +107,7 @@ func mouseDrag(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	m := c.tab.Page.Mouse()
-	err = c.act(func() error {
-		if err := m.Move(p[0], p[1]); err != nil {
-			return err
-		}
-		if err := m.Down(); err != nil {
-			return err
-		}
-		if err := m.Move(p[2], p[3], playwright.MouseMoveOptions{Steps: playwright.Int(10)}); err != nil {
-			return err
-		}
-		return m.Up()
-	})
-	if err != nil {
+	if err := c.tab.Act(c.ctx, c.tab.MouseDrag(p[0], p[1], p[2], p[3])); err != nil {
 		return err
 	}
 	c.resp.Result("Dragged from %g, %g to %g, %g", p[0], p[1], p[2], p[3])
@@ -138,7 +119,7 @@ func mouseWheel(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	if err := c.act(func() error { return c.tab.Page.Mouse().Wheel(p[0], p[1]) }); err != nil {
+	if err := c.tab.Act(c.ctx, c.tab.MouseWheel(p[0], p[1])); err != nil {
 		return err
 	}
 	c.resp.Result("Scrolled the mouse wheel by %g, %g", p[0], p[1])

@@ -71,8 +71,8 @@ func describe(pids []int) string {
 }
 
 func alive(pid int) bool {
-	_, exited, err := procStat(strconv.Itoa(pid))
-	return err == nil && !exited
+	st, err := readStat(strconv.Itoa(pid))
+	return err == nil && !st.exited
 }
 
 func environ(t *testing.T, pid int) []string {

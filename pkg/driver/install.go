@@ -209,4 +209,3 @@ func Install(ctx context.Context, o Options) (Info, error) {
 	}
 	return Check(ctx, o)
 }
-

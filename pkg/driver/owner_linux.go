@@ -20,28 +20,34 @@ import (
 
 var errBadStat = errors.New("unreadable /proc stat")
 
-// procStat returns a process's start time (field 22 of /proc/<pid>/stat)
-// and whether it has exited (a zombie not yet reaped).
-func procStat(pid string) (start uint64, exited bool, err error) {
+// stat is what is read from /proc/<pid>/stat.
+type stat struct {
+	ppid   int
+	start  uint64 // clock ticks after boot (field 22)
+	exited bool   // a zombie not yet reaped
+}
+
+func readStat(pid string) (stat, error) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, false, err
+		return stat{}, err
 	}
 	// The command name (field 2) may hold spaces and parentheses: count
 	// fields after its closing parenthesis. f[0] is field 3, the state.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false, errBadStat
+		return stat{}, errBadStat
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return 0, false, errBadStat
+		return stat{}, errBadStat
 	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return 0, false, errBadStat
+	ppid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return stat{}, errBadStat
 	}
-	return start, f[0] == "Z" || f[0] == "X", nil
+	return stat{ppid: ppid, start: start, exited: f[0] == "Z" || f[0] == "X"}, nil
 }
 
 var bootID = sync.OnceValue(func() string {
@@ -51,11 +57,11 @@ var bootID = sync.OnceValue(func() string {
 
 var self = sync.OnceValues(func() (Owner, error) {
 	pid := os.Getpid()
-	start, _, err := procStat(strconv.Itoa(pid))
+	st, err := readStat(strconv.Itoa(pid))
 	if err != nil {
 		return Owner{}, fmt.Errorf("read this process's start time: %w", err)
 	}
-	return Owner{PID: pid, Start: start, Boot: bootID()}, nil
+	return Owner{PID: pid, Start: st.start, Boot: bootID()}, nil
 })
 
 func selfOwner() (Owner, error) { return self() }
@@ -68,11 +74,11 @@ func (o Owner) Alive() bool {
 	if b := bootID(); o.Boot != "" && b != "" && o.Boot != b {
 		return false
 	}
-	start, exited, err := procStat(strconv.Itoa(o.PID))
+	st, err := readStat(strconv.Itoa(o.PID))
 	if err != nil {
 		return !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESRCH)
 	}
-	return !exited && start == o.Start
+	return !st.exited && st.start == o.Start
 }
 
 func fileUID(fi fs.FileInfo) (int, bool) {
@@ -84,10 +90,27 @@ func fileUID(fi fs.FileInfo) (int, bool) {
 }
 
 // PIDsUsing lists the live processes of this user, other than this one,
-// that use dir: whose TMPDIR is dir or below it (a driver given dir as its
-// private TMPDIR, and the browsers it launched), or with a command-line
-// argument naming a path there (a browser's --user-data-dir).
+// that use dir, and their descendants: processes whose TMPDIR is dir or
+// below it (a driver given dir as its private TMPDIR, and the browser it
+// launched), or with a command-line argument naming a path there (a
+// browser's --user-data-dir); descendants cover helpers started with a
+// scrubbed environment.
 func PIDsUsing(dir string) []int {
+	var pids []int
+	for _, p := range procsUsing(dir) {
+		pids = append(pids, p.pid)
+	}
+	return pids
+}
+
+// proc is a process as seen in one scan of /proc: its PID and start time
+// together name it across PID reuse.
+type proc struct {
+	pid   int
+	start uint64
+}
+
+func procsUsing(dir string) []proc {
 	dir = filepath.Clean(dir)
 	if !filepath.IsAbs(dir) || dir == "/" {
 		return nil
@@ -97,7 +120,12 @@ func PIDsUsing(dir string) []int {
 		return nil
 	}
 	me, uid := os.Getpid(), os.Getuid()
-	var pids []int
+	type info struct {
+		proc
+		ppid  int
+		using bool
+	}
+	all := map[int]info{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == me {
@@ -110,17 +138,36 @@ func PIDsUsing(dir string) []int {
 		if u, ok := fileUID(fi); !ok || u != uid {
 			continue
 		}
-		if !usesDir(e.Name(), dir) {
+		st, err := readStat(e.Name())
+		if err != nil || st.exited {
 			continue
 		}
-		if _, exited, err := procStat(e.Name()); err == nil && !exited {
-			pids = append(pids, pid)
+		all[pid] = info{proc{pid, st.start}, st.ppid, usesDir(e.Name(), dir)}
+	}
+	// A process uses dir if it or an ancestor does; the depth bound guards
+	// against a cycle read from a changing /proc.
+	uses := func(p info) bool {
+		for range 64 {
+			if p.using {
+				return true
+			}
+			var ok bool
+			if p, ok = all[p.ppid]; !ok {
+				return false
+			}
+		}
+		return false
+	}
+	var out []proc
+	for _, p := range all {
+		if uses(p) {
+			out = append(out, p.proc)
 		}
 	}
-	return pids
+	return out
 }
 
-// usesDir reports whether process pid uses dir (see PIDsUsing).
+// usesDir reports whether process pid itself uses dir (see PIDsUsing).
 func usesDir(pid, dir string) bool {
 	if cmd, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil {
 		for _, arg := range bytes.Split(cmd, []byte{0}) {
@@ -152,33 +199,41 @@ func under(path, dir string) bool {
 func KillUsing(dir string, wait time.Duration) []int {
 	deadline := time.Now().Add(wait)
 	for {
-		pids := PIDsUsing(dir)
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return pids
+		procs := procsUsing(dir)
+		if len(procs) == 0 || time.Now().After(deadline) {
+			var left []int
+			for _, p := range procs {
+				left = append(left, p.pid)
+			}
+			return left
 		}
-		for _, pid := range pids {
-			killIfUsing(pid, dir)
+		for _, p := range procs {
+			p.kill()
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// killIfUsing kills pid if it still uses dir. The pidfd pins the process
-// between the check and the signal, so a PID reused since the scan is not
-// killed.
-func killIfUsing(pid int, dir string) {
-	fd, err := unix.PidfdOpen(pid, 0)
+// kill SIGKILLs p if it is still the process the scan saw. The pidfd pins
+// the process between that check and the signal, so a PID reused since the
+// scan is never killed.
+func (p proc) kill() {
+	same := func() bool {
+		st, err := readStat(strconv.Itoa(p.pid))
+		return err == nil && st.start == p.start
+	}
+	fd, err := unix.PidfdOpen(p.pid, 0)
 	if errors.Is(err, unix.ESRCH) {
 		return
 	}
 	if err != nil { // no pidfd (kernel before 5.3, seccomp)
-		if usesDir(strconv.Itoa(pid), dir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		if same() {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 		return
 	}
 	defer unix.Close(fd)
-	if usesDir(strconv.Itoa(pid), dir) {
+	if same() {
 		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/flight"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
@@ -55,6 +56,8 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	bg     sync.WaitGroup // background work the server owns (the prewarm)
+
+	stdioInit flight.Flight[*session.Session] // creates s.stdio once
 
 	cdpOnce sync.Once // makes leaser
 	leaser  *cdpproxy.Leaser
@@ -181,24 +184,54 @@ func (s *Server) sessionConfig() session.Config {
 
 func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed, ht, sess := s.closed, s.httpT, s.stdio
+	s.mu.Unlock()
+	switch {
+	case closed:
 		return nil, session.ErrClosed
+	case ht != nil:
+		return ht.sessionFor(ctx)
+	case sess != nil:
+		return sess, nil
 	}
-	if s.httpT != nil {
-		return s.httpT.sessionFor(ctx)
-	}
-	if s.stdio == nil {
-		sess := session.New("stdio", s.drv, s.sessionConfig())
-		if s.cfg.CDP.Enabled {
-			if err := s.enableCDP(ctx, sess); err != nil {
-				_ = closeSession(sess)
-				return nil, fmt.Errorf("CDP endpoint: %w", err)
-			}
+	// No lock is held while the CDP port is leased: concurrent first calls
+	// share one creation.
+	return s.stdioInit.Do(ctx, s.newStdioSession)
+}
+
+// newStdioSession creates the stdio session once (with its CDP endpoint).
+func (s *Server) newStdioSession() (*session.Session, error) {
+	s.mu.Lock()
+	if s.stdio != nil || s.closed {
+		sess, closed := s.stdio, s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, session.ErrClosed
 		}
+		return sess, nil
+	}
+	s.mu.Unlock()
+	sess := session.New("stdio", s.drv, s.sessionConfig())
+	if s.cfg.CDP.Enabled {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := s.enableCDP(ctx, sess)
+		cancel()
+		if err != nil {
+			_ = closeSession(sess)
+			return nil, fmt.Errorf("CDP endpoint: %w", err)
+		}
+	}
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
 		s.stdio = sess
 	}
-	return s.stdio, nil
+	s.mu.Unlock()
+	if closed {
+		_ = closeSession(sess)
+		return nil, session.ErrClosed
+	}
+	return sess, nil
 }
 
 // ServeStdio serves one MCP client over in/out until in reaches EOF or ctx

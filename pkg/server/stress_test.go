@@ -356,23 +356,44 @@ func closeWithin(t *testing.T, c *mcptest.Client, d time.Duration) bool {
 	}
 }
 
-// goroutineDump returns the goroutines that involve the session, the tools
-// or Playwright's connection, the dispatch goroutine first, capped at 64 KB.
+// goroutineDump returns the goroutines of the server and of this test,
+// identical stacks folded into one with a count, the ones on Playwright's
+// dispatch goroutine first, capped at 64 KB.
 func goroutineDump() string {
-	buf := make([]byte, 8<<20)
+	buf := make([]byte, 16<<20)
 	all := string(buf[:runtime.Stack(buf, true)])
-	var first, rest []string
-	for _, g := range strings.Split(all, "\n\n") {
-		switch {
-		case strings.Contains(g, "playwright-go.(*connection).Dispatch"):
-			first = append(first, g)
-		case strings.Contains(g, "cloakbrowser-mcp/session.") || strings.Contains(g, "cloakbrowser-mcp/tools."):
-			rest = append(rest, g)
-		}
+	type group struct {
+		n     int
+		stack string
 	}
-	out := strings.Join(append(first, rest...), "\n\n")
+	var order []string
+	groups := map[string]*group{}
+	for _, g := range strings.Split(all, "\n\n") {
+		if !strings.Contains(g, "cloakbrowser-mcp/") && !strings.Contains(g, "playwright-go.") {
+			continue
+		}
+		key := dumpNoise.ReplaceAllString(g, "")
+		if groups[key] == nil {
+			groups[key] = &group{stack: g}
+			if strings.Contains(g, "playwright-go.(*connection).Dispatch") {
+				order = append([]string{key}, order...)
+			} else {
+				order = append(order, key)
+			}
+		}
+		groups[key].n++
+	}
+	var b strings.Builder
+	for _, k := range order {
+		g := groups[k]
+		fmt.Fprintf(&b, "%d× %s\n\n", g.n, g.stack)
+	}
+	out := b.String()
 	if len(out) > 64<<10 {
 		out = out[:64<<10] + "\n… (cut)"
 	}
 	return out
 }
+
+// dumpNoise is what differs between goroutines parked at the same place.
+var dumpNoise = regexp.MustCompile(`goroutine \d+|, \d+ minutes|\([^\n]*\)\n|\+0x[0-9a-f]+| in goroutine \d+`)

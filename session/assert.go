@@ -1,0 +1,94 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"reflect"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Reads for test assertions (--caps=testing): what is visible, an
+// element's value, and the locator a test would use for an element.
+
+func visible(loc playwright.Locator) playwright.Locator {
+	return loc.Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)})
+}
+
+// CountVisibleByRole counts the visible elements with the ARIA role and
+// accessible name (matched as Playwright's getByRole does by default:
+// case-insensitive substring).
+func (t *Tab) CountVisibleByRole(ctx context.Context, role, name string) (int, error) {
+	loc := visible(t.p.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name}))
+	return t.count(ctx, loc)
+}
+
+// CountVisibleText counts the visible elements that contain text
+// (Playwright's getByText).
+func (t *Tab) CountVisibleText(ctx context.Context, text string) (int, error) {
+	return t.count(ctx, visible(t.p.GetByText(text)))
+}
+
+// CountVisibleText counts the visible elements inside the element that
+// contain text.
+func (e *Element) CountVisibleText(ctx context.Context, text string) (int, error) {
+	return e.tab.count(ctx, visible(e.loc.GetByText(text)))
+}
+
+// IsVisible reports whether the element is visible.
+func (e *Element) IsVisible(ctx context.Context) (bool, error) {
+	return call(ctx, e.tab.g, "check that "+e.Target+" is visible", stopOn{modal: e.tab}, func() (bool, error) { return e.loc.IsVisible() })
+}
+
+// IsChecked reports whether a checkbox or radio is checked.
+func (e *Element) IsChecked(ctx context.Context) (bool, error) {
+	return call(ctx, e.tab.g, "read whether "+e.Target+" is checked", stopOn{modal: e.tab}, func() (bool, error) { return e.loc.IsChecked() })
+}
+
+// InputValue is the value of an input, textarea or select.
+func (e *Element) InputValue(ctx context.Context) (string, error) {
+	return call(ctx, e.tab.g, "read the value of "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.InputValue() })
+}
+
+// SelectedLabel is the label of a <select>'s first selected option; ok is
+// false when the element is no select or nothing is selected.
+func (e *Element) SelectedLabel(ctx context.Context) (label string, ok bool, err error) {
+	v, err := e.Evaluate(ctx, `el => el.selectedOptions && el.selectedOptions[0] ? el.selectedOptions[0].label : null`, nil)
+	if err != nil {
+		return "", false, err
+	}
+	label, ok = v.(string)
+	return label, ok, nil
+}
+
+// Selector is Playwright's resolved selector of the element, as a test's
+// locator is printed from it, e.g. internal:role=button[name="Submit"i]
+// for a ref.
+func (e *Element) Selector(ctx context.Context) (string, error) {
+	// Normalize asks the driver; it falls back to the selector as it is
+	// when the driver cannot resolve it.
+	loc, err := call(ctx, e.tab.g, "resolve the selector of "+e.Target, stopOn{modal: e.tab}, func() (playwright.Locator, error) { return e.loc.Normalize(), nil })
+	if err != nil {
+		return "", err
+	}
+	return selectorOf(loc)
+}
+
+// selectorOf reads a locator's selector. playwright-go has no accessor and
+// no asLocator (Playwright's selector → code printer), both of which
+// upstream uses; the field is stable in the pinned version, and a change
+// makes this fail cleanly rather than print something wrong.
+func selectorOf(loc playwright.Locator) (string, error) {
+	v := reflect.ValueOf(loc)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return "", errors.New("playwright-go's locator has no selector field")
+	}
+	f := v.FieldByName("selector")
+	if !f.IsValid() || f.Kind() != reflect.String {
+		return "", errors.New("playwright-go's locator has no selector field")
+	}
+	return f.String(), nil
+}

@@ -1,0 +1,51 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Answering the dialogs and file choosers that block a page. These calls
+// run while the page is blocked, so a modal state does not end them.
+
+// AnswerDialog answers the dialog of the modal state m and clears the state,
+// also when the answer fails (the dialog cannot be answered twice).
+func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) error {
+	defer t.ClearModal(m)
+	if m.Dialog == nil {
+		return fmt.Errorf("the modal state is a %s, not a dialog", m.Kind)
+	}
+	return t.answerDialog(ctx, m.Dialog, a)
+}
+
+// ChooseFiles clears the modal state m, a file chooser, and answers it with
+// paths (checked by the caller); no paths leaves the chooser unanswered
+// (cancelled).
+func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []string) error {
+	t.ClearModal(m)
+	if len(paths) == 0 {
+		return nil
+	}
+	if m.FileChooser == nil {
+		return fmt.Errorf("the modal state is a %s, not a file chooser", m.Kind)
+	}
+	return t.setChooserFiles(ctx, m.FileChooser, paths)
+}
+
+func (t *Tab) answerDialog(ctx context.Context, d playwright.Dialog, a DialogAnswer) error {
+	if !a.Accept {
+		return run(ctx, t.g, "dismiss the dialog", stopOn{}, func() error { return d.Dismiss() })
+	}
+	return run(ctx, t.g, "accept the dialog", stopOn{}, func() error {
+		if a.PromptText != nil {
+			return d.Accept(*a.PromptText)
+		}
+		return d.Accept()
+	})
+}
+
+func (t *Tab) setChooserFiles(ctx context.Context, fc playwright.FileChooser, paths []string) error {
+	return run(ctx, t.g, "set the chosen files", stopOn{}, func() error { return fc.SetFiles(paths) })
+}

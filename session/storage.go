@@ -1,0 +1,261 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// Cookies, Web Storage and storage state of a generation. A generation's
+// browser context is the session's own, so nothing here is visible to
+// another session.
+
+// Cookie is a cookie of the generation's browser context.
+type Cookie struct {
+	Name   string
+	Value  string
+	Domain string
+	Path   string
+	// Expires is a Unix time in seconds; zero or negative for a session
+	// cookie.
+	Expires  float64
+	HTTPOnly bool
+	Secure   bool
+	// SameSite is Strict, Lax or None; empty when the browser did not say.
+	SameSite string
+}
+
+// NewCookie is a cookie to set: either host-only for URL, or for Domain
+// and Path.
+type NewCookie struct {
+	Name  string
+	Value string
+	// URL scopes the cookie to its host; if empty, Domain and Path do.
+	URL string
+	// Domain (a leading dot includes subdomains) and Path are used when URL
+	// is empty.
+	Domain string
+	Path   string
+	// Expires is a Unix time in seconds; if nil, a session cookie.
+	Expires *float64
+	// HTTPOnly and Secure: if nil, the browser's default (false).
+	HTTPOnly *bool
+	Secure   *bool
+	// SameSite is Strict, Lax or None; if empty, the browser's default.
+	SameSite string
+}
+
+// Cookies returns every cookie of the generation.
+func (g *Generation) Cookies(ctx context.Context) ([]Cookie, error) {
+	pc, err := call(ctx, g, "read cookies", stopOn{}, func() ([]playwright.Cookie, error) { return g.bc.Cookies() })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Cookie, len(pc))
+	for i, c := range pc {
+		out[i] = Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Expires: c.Expires, HTTPOnly: c.HttpOnly, Secure: c.Secure}
+		if c.SameSite != nil {
+			out[i].SameSite = string(*c.SameSite)
+		}
+	}
+	return out, nil
+}
+
+// AddCookie sets a cookie. The browser may drop it silently (SameSite=None
+// without Secure, an expiry in the past): read it back to be sure.
+func (g *Generation) AddCookie(ctx context.Context, c NewCookie) error {
+	pc := playwright.OptionalCookie{Name: c.Name, Value: c.Value, Expires: c.Expires, HttpOnly: c.HTTPOnly, Secure: c.Secure}
+	if c.URL != "" {
+		pc.URL = &c.URL
+	} else {
+		pc.Domain, pc.Path = &c.Domain, &c.Path
+	}
+	if c.SameSite != "" {
+		ss := playwright.SameSiteAttribute(c.SameSite)
+		pc.SameSite = &ss
+	}
+	return run(ctx, g, "set cookie "+c.Name, stopOn{}, func() error { return g.bc.AddCookies([]playwright.OptionalCookie{pc}) })
+}
+
+// DeleteCookies deletes every cookie named name.
+func (g *Generation) DeleteCookies(ctx context.Context, name string) error {
+	return run(ctx, g, "delete cookie "+name, stopOn{}, func() error {
+		return g.bc.ClearCookies(playwright.BrowserContextClearCookiesOptions{Name: name})
+	})
+}
+
+// ClearCookies deletes every cookie.
+func (g *Generation) ClearCookies(ctx context.Context) error {
+	return run(ctx, g, "clear cookies", stopOn{}, func() error { return g.bc.ClearCookies() })
+}
+
+// StorageState is the generation's cookies and localStorage in Playwright's
+// storage state format.
+type StorageState struct {
+	// JSON is the state as Playwright writes it to a file.
+	JSON []byte
+	// Cookies and Origins count its cookies and the origins whose
+	// localStorage it holds.
+	Cookies int
+	Origins int
+}
+
+// StorageState reads the generation's cookies and localStorage.
+func (g *Generation) StorageState(ctx context.Context) (StorageState, error) {
+	return call(ctx, g, "save storage state", stopOn{}, func() (StorageState, error) {
+		// Playwright hands out the state as it would save it only through a
+		// file: a private one, removed when the call ends (not when the
+		// caller stops waiting).
+		dir, err := os.MkdirTemp("", "cloakmcp-state-")
+		if err != nil {
+			return StorageState{}, err
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "state.json")
+		st, err := g.bc.StorageState(playwright.BrowserContextStorageStateOptions{Path: &p})
+		if err != nil {
+			return StorageState{}, err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return StorageState{}, fmt.Errorf("read the storage state: %w", err)
+		}
+		return StorageState{JSON: b, Cookies: len(st.Cookies), Origins: len(st.Origins)}, nil
+	})
+}
+
+// SetStorageState replaces the generation's cookies and localStorage with
+// state (Playwright's storage state JSON): the earlier ones are cleared.
+func (g *Generation) SetStorageState(ctx context.Context, state []byte) error {
+	return run(ctx, g, "restore storage state", stopOn{}, func() error {
+		// Playwright takes a state only from a file: a private one holding
+		// exactly the bytes the caller checked.
+		dir, err := os.MkdirTemp("", "cloakmcp-state-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "state.json")
+		if err := os.WriteFile(p, state, 0o600); err != nil {
+			return fmt.Errorf("stage the storage state: %w", err)
+		}
+		return g.bc.SetStorageState(p)
+	})
+}
+
+// StorageArea is a page's Web Storage.
+type StorageArea string
+
+// The two Web Storage areas of a page.
+const (
+	LocalStorage   StorageArea = "local"
+	SessionStorage StorageArea = "session"
+)
+
+// StorageItem is one key-value pair of a Web Storage area.
+type StorageItem struct {
+	Key   string
+	Value string
+}
+
+// webStorageJS runs one localStorage/sessionStorage operation in the page.
+const webStorageJS = `([kind, op, key, value]) => {
+	let s;
+	try {
+		s = kind === 'local' ? window.localStorage : window.sessionStorage;
+	} catch (e) {
+		return { error: 'this page has no ' + kind + 'Storage (' + e.message + '): navigate to a web page first' };
+	}
+	switch (op) {
+	case 'list': {
+		const out = [];
+		for (let i = 0; i < s.length; i++) { const k = s.key(i); out.push([k, s.getItem(k)]); }
+		return { items: out };
+	}
+	case 'get': return { value: s.getItem(key) };
+	case 'set':
+		try { s.setItem(key, value); } catch (e) { return { error: e.message }; }
+		return {};
+	case 'delete': { const had = s.getItem(key) !== null; s.removeItem(key); return { had }; }
+	case 'clear': { const n = s.length; s.clear(); return { n }; }
+	}
+}`
+
+// webStorage runs op on the tab's area and returns the script's result; an
+// error the page reports (no storage on this page, quota) is a *PageError.
+func (t *Tab) webStorage(ctx context.Context, area StorageArea, op, key, value string) (map[string]any, error) {
+	name := string(area) + "Storage"
+	raw, err := call(ctx, t.g, name+" "+op, stopOn{modal: t}, func() (any, error) {
+		return t.p.Evaluate(webStorageJS, []any{string(area), op, key, value})
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, _ := raw.(map[string]any)
+	if e, ok := res["error"].(string); ok {
+		return nil, &PageError{Op: name + " " + op, Msg: e}
+	}
+	return res, nil
+}
+
+// StorageItems lists the items of the tab's area, in storage order.
+func (t *Tab) StorageItems(ctx context.Context, area StorageArea) ([]StorageItem, error) {
+	res, err := t.webStorage(ctx, area, "list", "", "")
+	if err != nil {
+		return nil, err
+	}
+	items, _ := res["items"].([]any)
+	out := make([]StorageItem, 0, len(items))
+	for _, it := range items {
+		kv, _ := it.([]any)
+		if len(kv) != 2 {
+			continue
+		}
+		k, _ := kv[0].(string)
+		v, _ := kv[1].(string)
+		out = append(out, StorageItem{Key: k, Value: v})
+	}
+	return out, nil
+}
+
+// StorageItem reads one item of the tab's area; ok is false when it is not
+// set.
+func (t *Tab) StorageItem(ctx context.Context, area StorageArea, key string) (value string, ok bool, err error) {
+	res, err := t.webStorage(ctx, area, "get", key, "")
+	if err != nil {
+		return "", false, err
+	}
+	value, ok = res["value"].(string)
+	return value, ok, nil
+}
+
+// SetStorageItem sets one item of the tab's area.
+func (t *Tab) SetStorageItem(ctx context.Context, area StorageArea, key, value string) error {
+	_, err := t.webStorage(ctx, area, "set", key, value)
+	return err
+}
+
+// RemoveStorageItem removes one item of the tab's area; had says whether it
+// was set.
+func (t *Tab) RemoveStorageItem(ctx context.Context, area StorageArea, key string) (had bool, err error) {
+	res, err := t.webStorage(ctx, area, "delete", key, "")
+	if err != nil {
+		return false, err
+	}
+	had, _ = res["had"].(bool)
+	return had, nil
+}
+
+// ClearStorage removes every item of the tab's area and returns how many
+// there were.
+func (t *Tab) ClearStorage(ctx context.Context, area StorageArea) (int, error) {
+	res, err := t.webStorage(ctx, area, "clear", "", "")
+	if err != nil {
+		return 0, err
+	}
+	n, _ := toFloat(res["n"])
+	return int(n), nil
+}
