@@ -18,12 +18,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
 
 // fakeBrowser is a DevTools HTTP endpoint: discovery routes and a WebSocket
 // echo at /devtools/..., as Chromium serves them on --remote-debugging-port.

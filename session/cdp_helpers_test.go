@@ -276,6 +276,37 @@ func killBrowser(t testing.TB, g *session.Generation) {
 	}
 }
 
+// staysOn asserts that nothing happens to s's browser for a while: a
+// browser call through s still runs on g, then for d g is neither lost (it
+// fails as soon as it is) nor replaced.
+func staysOn(t testing.TB, s *session.Session, g *session.Generation, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.Do(ctx, func(ctx context.Context, cur *session.Generation) error {
+		if cur != g {
+			return fmt.Errorf("the call ran on generation %d, want %d", cur.N, g.N)
+		}
+		tab, err := cur.CurrentTab(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = tab.Evaluate(ctx, "() => 1")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("browser call after the disconnect: %v", err)
+	}
+	select {
+	case <-g.LostCh():
+		t.Fatalf("generation %d was lost", g.N)
+	case <-time.After(d):
+	}
+	if cur := s.Current(); cur != g {
+		t.Fatalf("generation %d was replaced", g.N)
+	}
+}
+
 // waitProfileGone waits until no process runs on a profile and its
 // directory is removed.
 func waitProfileGone(t testing.TB, profile string) {

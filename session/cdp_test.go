@@ -535,7 +535,7 @@ func TestCDPClientAlongsideCalls(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	staysOn(t, s, g1, 300*time.Millisecond)
 	if g1.Lost() || s.Current() != g1 || readyURL(t, s) != url || s.CDP().Info().Generation != g1.N {
 		t.Fatalf("a CDP disconnect changed the session: lost %v, info %+v", g1.Lost(), s.CDP().Info())
 	}
@@ -552,10 +552,18 @@ func TestCDPCapabilitiesRefused(t *testing.T) {
 	a := newCDPSession(t, cdpOpts{})
 	b := newCDPSession(t, cdpOpts{})
 	var wg sync.WaitGroup
-	for _, s := range []*session.Session{a, b} {
-		wg.Go(func() { mustGeneration(t, s) })
+	errs := make([]error, 2)
+	for i, s := range []*session.Session{a, b} {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			_, errs[i] = s.Generation(ctx)
+		})
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	ua, ub := readyURL(t, a), readyURL(t, b)
 	pa, pb := a.CDP().Port(), b.CDP().Port()
 
@@ -695,7 +703,7 @@ func TestCDPChromedp(t *testing.T) {
 	}
 	cancelC()
 	cancelAlloc()
-	time.Sleep(300 * time.Millisecond)
+	staysOn(t, s, g1, 300*time.Millisecond)
 	if g1.Lost() || s.Current() != g1 || readyURL(t, s) != url {
 		t.Fatal("chromedp's disconnect changed the session")
 	}

@@ -25,6 +25,10 @@ var (
 	// call ran: the page is blocked until browser_handle_dialog or
 	// browser_file_upload handles it.
 	ErrModal = errors.New("a dialog or file chooser blocks the page")
+	// ErrBlocked means the page did not answer while a dialog or file
+	// chooser was open in another tab (pages of one site share a renderer,
+	// which a dialog blocks): see BlockedError.
+	ErrBlocked = errors.New("the page is blocked by a dialog in another tab")
 	// ErrTabClosed means the tab was closed.
 	ErrTabClosed = errors.New("the tab was closed")
 	// ErrUnknownRef means a ref does not name an element of the last snapshot
@@ -47,7 +51,7 @@ func (e *TimeoutError) Error() string {
 	if e.Msg != "" {
 		return e.Msg
 	}
-	return e.Op + ": timed out"
+	return "timed out" // the wrapping error names the step
 }
 
 func (e *TimeoutError) Unwrap() error { return e.Err }
@@ -63,6 +67,26 @@ type PageError struct {
 func (e *PageError) Error() string { return e.Msg }
 
 func (e *PageError) Unwrap() error { return e.Err }
+
+// BlockedError says which tab's modal state blocks a call; it wraps
+// ErrBlocked.
+type BlockedError struct {
+	// Tab is the index of the tab with the dialog or file chooser.
+	Tab int
+	// Modal describes it.
+	Modal string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("the page does not answer while tab %d shows a modal state (%s): select tab %d with browser_tabs and handle it", e.Tab, e.Modal, e.Tab)
+}
+
+func (e *BlockedError) Unwrap() error { return ErrBlocked }
+
+// blockedGrace is how long a call may go on after a modal state opened in
+// another tab before it is answered with a BlockedError: pages of other
+// sites are not blocked and answer in time.
+const blockedGrace = time.Second
 
 // RefError says a ref cannot be resolved; it wraps ErrUnknownRef.
 type RefError struct {
@@ -89,7 +113,7 @@ func classify(op string, err error, lost bool) error {
 	var te *TimeoutError
 	var pe *PageError
 	var re *RefError
-	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) {
+	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBlocked) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) {
 		return err
 	}
 	msg := err.Error()
@@ -155,8 +179,12 @@ func (c *calls) close(d time.Duration) bool {
 
 // stopOn says what, besides ctx and browser loss, ends the wait for a call.
 type stopOn struct {
-	// modal: a dialog or file chooser opening (or open) on this tab.
+	// modal: a dialog or file chooser opening (or open) on this tab; and,
+	// after blockedGrace, one on another tab of the generation.
 	modal *Tab
+	// bound, if set, bounds the call (for Playwright calls without a
+	// timeout of their own).
+	bound time.Duration
 }
 
 // call runs fn on a goroutine owned by g and returns its result, or an error
@@ -170,7 +198,13 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 	if err := ctx.Err(); err != nil {
 		return zero, ctxErr(op, err)
 	}
-	var modal <-chan struct{}
+	if stop.bound > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, stop.bound)
+		defer cancel()
+	}
+	var modal, elsewhere <-chan struct{}
+	var blocker func() *Tab
 	if stop.modal != nil {
 		modal = stop.modal.ModalOpened()
 		select {
@@ -178,6 +212,7 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 			return zero, ErrModal
 		default:
 		}
+		elsewhere, blocker = g.modalElsewhere(stop.modal)
 	}
 	if !g.calls.add() {
 		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
@@ -196,24 +231,43 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 		})
 		done <- r
 	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			return zero, classify(op, r.err, g.Lost())
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				return zero, classify(op, r.err, g.Lost())
+			}
+			return r.v, nil
+		case <-modal:
+			return zero, ErrModal
+		case <-elsewhere:
+			elsewhere = nil
+			timer := time.NewTimer(blockedGrace)
+			defer timer.Stop()
+			grace = timer.C
+		case <-grace:
+			if o := blocker(); o != nil {
+				desc := "a dialog"
+				if ms := o.Modals(); len(ms) > 0 {
+					desc = ms[0].Description
+				}
+				return zero, &BlockedError{Tab: g.IndexOf(o), Modal: desc}
+			}
+			// Handled meanwhile: watch again.
+			elsewhere, grace = nil, nil
+			elsewhere, _ = g.modalElsewhere(stop.modal)
+		case <-g.lostCh:
+			return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
+		case <-ctx.Done():
+			return zero, ctxErr(op, ctx.Err())
 		}
-		return r.v, nil
-	case <-modal:
-		return zero, ErrModal
-	case <-g.lostCh:
-		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
-	case <-ctx.Done():
-		return zero, ctxErr(op, ctx.Err())
 	}
 }
 
 func ctxErr(op string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &TimeoutError{Op: op, Err: err}
+		return fmt.Errorf("%s: %w", op, &TimeoutError{Op: op, Err: err})
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

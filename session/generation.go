@@ -35,6 +35,7 @@ type Generation struct {
 	current *Tab
 	nextTab int
 	state   genState
+	modalCh chan struct{} // closed when a modal state opens on any tab
 }
 
 // genState is what other layers keep per generation; it dies with it.
@@ -217,6 +218,38 @@ func (g *Generation) Select(ctx context.Context, index int) (*Tab, error) {
 		return t, err
 	}
 	return t, nil
+}
+
+// modalOpened wakes the calls watching for a modal state on any tab.
+func (g *Generation) modalOpened() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.modalCh != nil {
+		close(g.modalCh)
+		g.modalCh = nil
+	}
+}
+
+// modalElsewhere returns a channel closed once a tab other than t has a
+// modal state open (at once if one has), and that tab.
+func (g *Generation) modalElsewhere(t *Tab) (<-chan struct{}, func() *Tab) {
+	blocker := func() *Tab {
+		for _, o := range g.Tabs() {
+			if o != t && len(o.Modals()) > 0 {
+				return o
+			}
+		}
+		return nil
+	}
+	if blocker() != nil {
+		return closedCh, blocker
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.modalCh == nil {
+		g.modalCh = make(chan struct{})
+	}
+	return g.modalCh, blocker
 }
 
 // IndexOf returns a tab's index, or -1.

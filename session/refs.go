@@ -95,7 +95,7 @@ func (t *Tab) Locate(ctx context.Context, target string) (*Element, error) {
 }
 
 func (t *Tab) count(ctx context.Context, loc playwright.Locator) (int, error) {
-	return call(ctx, t.g, "count", stopOn{modal: t}, loc.Count)
+	return call(ctx, t.g, "find the element", stopOn{modal: t, bound: t.g.s.cfg.actionTimeout()}, loc.Count)
 }
 
 func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, error) {

@@ -13,18 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
-
-var drv *driver.Driver
-
-func TestMain(m *testing.M) {
-	drv = driver.Start(driver.Options{}, true)
-	code := m.Run()
-	_ = drv.Close()
-	os.Exit(code)
-}
 
 func chromium(t testing.TB) string {
 	t.Helper()

@@ -244,6 +244,7 @@ func (t *Tab) pushModal(m *ModalState) {
 		t.modalCh = nil
 	}
 	t.mu.Unlock()
+	t.g.modalOpened()
 }
 
 // ModalOpened returns a channel closed when the next modal state opens (or

@@ -208,14 +208,18 @@ func firstLine(s string) string {
 func friendlyError(err error) string {
 	var te *session.TimeoutError
 	var re *session.RefError
+	var be *session.BlockedError
 	switch {
 	case errors.As(err, &re):
 		return re.Msg
+	case errors.As(err, &be):
+		return be.Error()
 	case errors.Is(err, session.ErrModal):
 		return "a dialog or file chooser opened and blocks the page: handle it with browser_handle_dialog or browser_file_upload"
 	case errors.As(err, &te):
-		line := firstLine(err.Error())
+		line := firstLine(strings.TrimPrefix(err.Error(), "playwright: "))
 		if te.Msg == "" {
+			// The caller's deadline, not Playwright's: no element to blame.
 			return line + " — the page did not answer in time"
 		}
 		return line + " — the element may be hidden, disabled, covered or gone; take a new snapshot"

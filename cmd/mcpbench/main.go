@@ -33,7 +33,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"io"
 	"os"
 	"os/exec"
@@ -43,6 +42,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // options are the command-line flags.
@@ -157,18 +159,18 @@ func moduleRoot() (string, error) {
 
 // report is the JSON output.
 type report struct {
-	Started    time.Time             `json:"started"`
-	DurationS  float64               `json:"duration_s"`
-	Machine    map[string]any        `json:"machine"`
-	Upstream   string                `json:"upstream"`
-	Chromium   string                `json:"chromium"`
-	Options    map[string]any        `json:"options"`
-	Rows       []row                 `json:"rows"`
-	Memory     map[string]memSplit   `json:"memory,omitempty"`
-	Leftovers  map[string][]procInfo `json:"leftover_processes,omitempty"`
-	TempLeft   map[string][]string   `json:"temp_left_behind,omitempty"`
-	LoadAvg    [2]string             `json:"loadavg_start_end"`
-	FrameHangs int                   `json:"frame_hang_requests"`
+	Started    time.Time                  `json:"started"`
+	DurationS  float64                    `json:"duration_s"`
+	Machine    map[string]any             `json:"machine"`
+	Upstream   string                     `json:"upstream"`
+	Chromium   string                     `json:"chromium"`
+	Options    map[string]any             `json:"options"`
+	Rows       []row                      `json:"rows"`
+	Memory     map[string]memSplit        `json:"memory,omitempty"`
+	Leftovers  map[string][]proctree.Proc `json:"leftover_processes,omitempty"`
+	TempLeft   map[string][]string        `json:"temp_left_behind,omitempty"`
+	LoadAvg    [2]string                  `json:"loadavg_start_end"`
+	FrameHangs int                        `json:"frame_hang_requests"`
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -271,7 +273,7 @@ func bench1(o options, stdout, stderr io.Writer) error {
 	b := &bench{
 		cfg: o, specs: specs, fx: fx, base: base, runID: hex.EncodeToString(id), log: stderr,
 		res:    map[string]*results{serverOurs: newResults(), serverUpstream: newResults()},
-		active: map[*proc]bool{}, mem: map[string]memSplit{}, stray: map[string][]procInfo{}, tmpLeft: map[string][]string{},
+		active: map[*proc]bool{}, mem: map[string]memSplit{}, stray: map[string][]proctree.Proc{}, tmpLeft: map[string][]string{},
 		browserDirs: browserDirs(o.chromium),
 	}
 	defer b.stopAll()

@@ -1,35 +1,23 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 )
 
 // markerEnv tags every process a server starts: the environment is
 // inherited by the driver, the browser and its helpers, even the ones that
-// detach (setsid) or are reparented to init, so /proc/<pid>/environ finds
-// them all for memory accounting and for the final kill.
+// detach (setsid) or are reparented to init, so proctree finds them all for
+// memory accounting and for the final kill.
 const markerEnv = "MCPBENCH_MARKER"
 
-// procInfo is one process of a server's tree.
+// procInfo is one process of a server's tree, classified.
 type procInfo struct {
-	PID   int    `json:"pid"`
-	PPID  int    `json:"ppid"`
-	Comm  string `json:"comm"`
-	Exe   string `json:"exe,omitempty"`
-	State string `json:"state,omitempty"`
-	RSSKB int64  `json:"rss_kb"`
-	CPUms int64  `json:"cpu_ms"` // user+system time so far
-	// Start is the start time in clock ticks since boot: with PID it
-	// identifies a process across PID reuse.
-	Start   uint64 `json:"-"`
-	PSSKB   int64  `json:"pss_kb,omitempty"`
-	Browser bool   `json:"browser"`
+	proctree.Proc
+	Browser bool `json:"browser"`
 }
 
 // memSplit is a server's resident memory split into browser processes and
@@ -42,90 +30,6 @@ type memSplit struct {
 	BrowserCPUms    int64      `json:"browser_cpu_ms"`
 	NonBrowserCPUms int64      `json:"non_browser_cpu_ms"`
 	Procs           []procInfo `json:"procs"`
-}
-
-// parseStatusKB returns the value in kB of a "Key:   123 kB" line of a
-// /proc/<pid>/status or smaps_rollup text.
-func parseStatusKB(text, key string) (int64, bool) {
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := sc.Text()
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || k != key {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		if len(f) > 1 {
-			switch strings.ToLower(f[1]) {
-			case "kb":
-			case "mb":
-				n *= 1024
-			case "gb":
-				n *= 1024 * 1024
-			}
-		}
-		return n, true
-	}
-	return 0, false
-}
-
-// procStat is what the harness reads from /proc/<pid>/stat.
-type procStat struct {
-	Comm, State string
-	PPID        int
-	// Ticks is user+system CPU time in clock ticks (fields 14 and 15).
-	Ticks int64
-	// Start is the start time in clock ticks after boot (field 22).
-	Start uint64
-}
-
-// parseStat parses /proc/<pid>/stat. comm is in parentheses and may itself
-// contain spaces and parentheses, so fields are counted from the last ')'.
-func parseStat(text string) (procStat, error) {
-	open := strings.IndexByte(text, '(')
-	closeIdx := strings.LastIndexByte(text, ')')
-	if open < 0 || closeIdx < open {
-		return procStat{}, fmt.Errorf("malformed stat %q", text)
-	}
-	st := procStat{Comm: text[open+1 : closeIdx]}
-	f := strings.Fields(text[closeIdx+1:])
-	if len(f) < 2 {
-		return procStat{}, fmt.Errorf("malformed stat %q", text)
-	}
-	st.State = f[0]
-	var err error
-	if st.PPID, err = strconv.Atoi(f[1]); err != nil {
-		return procStat{}, fmt.Errorf("stat ppid %q: %w", f[1], err)
-	}
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) >= 13 {
-		u, err1 := strconv.ParseInt(f[11], 10, 64)
-		s, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 == nil && err2 == nil {
-			st.Ticks = u + s
-		}
-	}
-	if len(f) >= 20 {
-		st.Start, _ = strconv.ParseUint(f[19], 10, 64)
-	}
-	return st, nil
-}
-
-// environHas reports whether a NUL-separated environ block holds key=value.
-func environHas(environ []byte, kv string) bool {
-	for _, e := range bytes.Split(environ, []byte{0}) {
-		if string(e) == kv {
-			return true
-		}
-	}
-	return false
 }
 
 // isBrowserExe reports whether an executable is a browser process:
@@ -150,9 +54,11 @@ func isBrowserExe(exe, comm string, browserDirs []string) bool {
 
 // classify marks browser processes (a browser executable, or anything
 // started under one) and sums memory by class.
-func classify(procs []procInfo, browserDirs []string) memSplit {
+func classify(found []proctree.Proc, browserDirs []string) memSplit {
+	procs := make([]procInfo, len(found))
 	byPID := map[int]*procInfo{}
-	for i := range procs {
+	for i := range found {
+		procs[i].Proc = found[i]
 		byPID[procs[i].PID] = &procs[i]
 	}
 	var browser func(p *procInfo, depth int) bool
@@ -182,19 +88,4 @@ func classify(procs []procInfo, browserDirs []string) memSplit {
 	sort.Slice(procs, func(i, j int) bool { return procs[i].PID < procs[j].PID })
 	m.Procs = procs
 	return m
-}
-
-// belongs reports whether pid is marked or descends from a marked process.
-func belongs(pid int, all map[int]procInfo, marked map[int]bool) bool {
-	for range 64 {
-		if marked[pid] {
-			return true
-		}
-		p, ok := all[pid]
-		if !ok || p.PPID == pid || p.PPID <= 1 {
-			return false
-		}
-		pid = p.PPID
-	}
-	return false
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 const (
@@ -119,7 +121,7 @@ func startProc(ctx context.Context, spec serverSpec, base, marker, dump string, 
 			cmd := exec.Command(command, args...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), env...)
-			setProcAttrs(cmd)
+			proctree.Own(cmd)
 			p.cmd = cmd
 			return cmd, nil
 		}))
@@ -135,7 +137,7 @@ func startProc(ctx context.Context, spec serverSpec, base, marker, dump string, 
 	req.Params.ClientInfo = mcp.Implementation{Name: "mcpbench", Version: "1"}
 	if _, err := p.client.Initialize(ictx, req); err != nil {
 		p.close()
-		return nil, fmt.Errorf("%s initialize: %w\n%s", spec.Name, err, tail(p.stderr.String(), 2000))
+		return nil, fmt.Errorf("%s initialize: %w\n%s", spec.Name, err, mcptest.Tail(p.stderr.String(), 2000))
 	}
 	p.InitDur = time.Since(start)
 	return p, nil
@@ -227,8 +229,8 @@ func adaptArgs(t mcp.Tool, args map[string]any) map[string]any {
 // SIGTERM, then SIGKILL, if it lingers), then every process that carries
 // this server's marker is killed, and its directory removed. It returns
 // the processes that outlived the server and what it left in its TMPDIR.
-func (p *proc) close() (left []procInfo, tmpLeft []string) {
-	before := markedProcs(p.marker)
+func (p *proc) close() (left []proctree.Proc, tmpLeft []string) {
+	before := proctree.Marked(p.marker)
 	start := time.Now()
 	done := make(chan struct{})
 	go func() {
@@ -248,14 +250,14 @@ func (p *proc) close() (left []procInfo, tmpLeft []string) {
 	// Give the browser's helpers a moment to follow their parent out; what
 	// is still there then outlived its server.
 	for deadline := time.Now().Add(1500 * time.Millisecond); ; time.Sleep(50 * time.Millisecond) {
-		if left = remaining(p.marker, before); len(left) == 0 || time.Now().After(deadline) {
+		if left = proctree.Remaining(p.marker, before); len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
 	}
 	if len(left) == 0 {
 		p.ShutdownDur = time.Since(start)
 	}
-	killMarked(p.marker, pgid, before, 5*time.Second)
+	proctree.Kill(p.marker, pgid, before, 5*time.Second)
 	if ents, err := os.ReadDir(p.tmpDir); err == nil {
 		for _, e := range ents {
 			tmpLeft = append(tmpLeft, e.Name())
@@ -295,11 +297,4 @@ func (p *proc) save(name string, args map[string]any, r callResult) {
 		body += fmt.Sprintf("\n--- linked %v ---\n%s\n", r.Files, r.Linked)
 	}
 	_ = os.WriteFile(filepath.Join(p.dump, fmt.Sprintf("%03d-%s.txt", p.calls, name)), []byte(body), 0o644)
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 )
 
 // bench runs the scripted agent sessions and collects both servers'
@@ -26,7 +28,7 @@ type bench struct {
 	seq    int
 	active map[*proc]bool
 	mem    map[string]memSplit
-	stray  map[string][]procInfo
+	stray  map[string][]proctree.Proc
 	// tmpLeft lists what each server left in its TMPDIR after exiting.
 	tmpLeft map[string][]string
 }
@@ -316,7 +318,7 @@ func (b *bench) actAndObserve(ctx context.Context, p *proc, res *results, page, 
 // memory records the resident memory of the server's process tree, split
 // into browser and non-browser processes.
 func (b *bench) memory(p *proc, res *results) {
-	procs := markedProcs(p.marker)
+	procs := proctree.Marked(p.marker)
 	if len(procs) == 0 {
 		for _, k := range []string{"memory without browser (RSS)", "memory browser (RSS)", "memory without browser (PSS)", "memory browser (PSS)", "CPU without browser, whole session", "CPU browser, whole session"} {
 			res.fail(k, fmt.Errorf("no processes found (needs Linux /proc)"))

@@ -34,6 +34,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
@@ -179,6 +180,11 @@ func (r *modeResult) add(tool string, d time.Duration, err error) {
 	s.lat = append(s.lat, d)
 }
 
+// markerEnv tags every process a server starts: the driver and the browser
+// inherit the environment, even when they detach or are reparented to init,
+// so proctree finds the whole tree (renderers by parentage).
+const markerEnv = "MCPLOAD_MARKER"
+
 // server is a started server binary.
 type server struct {
 	cmd    *exec.Cmd
@@ -204,7 +210,7 @@ func startServer(ctx context.Context, o options, bin, work, mode string) (*serve
 	// Its own TMPDIR: profiles land there, and what is left is seen.
 	s.cmd.Env = append(os.Environ(), s.marker, "TMPDIR="+s.tmp)
 	s.cmd.Stderr = s.stderr
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	proctree.Own(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -219,10 +225,10 @@ func startServer(ctx context.Context, o options, bin, work, mode string) (*serve
 		case err := <-s.exited:
 			s.exited <- err
 			s.stop()
-			return nil, fmt.Errorf("server exited before serving: %v\n%s", err, tail(s.stderr.String(), 4000))
+			return nil, fmt.Errorf("server exited before serving: %v\n%s", err, mcptest.Tail(s.stderr.String(), 4000))
 		case <-deadline:
 			s.stop()
-			return nil, fmt.Errorf("server did not log its URL in 30s:\n%s", tail(s.stderr.String(), 4000))
+			return nil, fmt.Errorf("server did not log its URL in 30s:\n%s", mcptest.Tail(s.stderr.String(), 4000))
 		case <-ctx.Done():
 			s.stop()
 			return nil, ctx.Err()
@@ -246,20 +252,13 @@ func (s *server) stop() (left []int, stopErr error) {
 	}
 	// Anything still running after a clean exit is a leak: note it, then
 	// kill it so nothing outlives the benchmark.
-	for _, p := range markedProcs(s.marker) {
+	for _, p := range proctree.Marked(s.marker) {
 		left = append(left, p.PID)
 	}
-	if rest := killMarked(s.marker, 10*time.Second); len(rest) != 0 {
+	if rest := proctree.Kill(s.marker, 0, nil, 10*time.Second); len(rest) != 0 {
 		stopErr = errors.Join(stopErr, fmt.Errorf("processes survive SIGKILL: %v", rest))
 	}
 	return left, stopErr
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }
 
 func connect(ctx context.Context, url string, hc *http.Client) (*client.Client, error) {
@@ -301,7 +300,7 @@ func call(ctx context.Context, c *client.Client, to time.Duration, name string, 
 		}
 	}
 	if res.IsError {
-		return b.String(), d, fmt.Errorf("tool error: %s", tail(b.String(), 300))
+		return b.String(), d, fmt.Errorf("tool error: %s", mcptest.Tail(b.String(), 300))
 	}
 	return b.String(), d, nil
 }
@@ -393,7 +392,7 @@ func runMode(ctx context.Context, o options, bin, work, pages, mode string) (*mo
 		}
 		for {
 			var sum int64
-			ps := markedProcs(s.marker)
+			ps := proctree.Marked(s.marker)
 			for _, p := range ps {
 				sum += p.RSSKB
 			}
@@ -481,7 +480,7 @@ func printTable(w *os.File, o options, rs []*modeResult) {
 	_ = tw.Flush()
 	for _, r := range rs {
 		for _, e := range r.FirstErrors {
-			fmt.Fprintf(w, "%s: error: %s\n", r.Mode, tail(e, 300))
+			fmt.Fprintf(w, "%s: error: %s\n", r.Mode, mcptest.Tail(e, 300))
 		}
 		if len(r.Leftover) != 0 || len(r.TmpLeft) != 0 {
 			fmt.Fprintf(w, "%s: LEFT BEHIND: pids %v, tmp %v\n", r.Mode, r.Leftover, r.TmpLeft)

@@ -19,23 +19,28 @@ func TestFindAndKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		Kill(kv, cmd.Process.Pid, nil, 5*time.Second)
 		<-exited
 	})
 
 	var procs []Proc
-	for deadline := time.Now().Add(10 * time.Second); len(procs) < 2; time.Sleep(10 * time.Millisecond) {
+	byComm := map[string]Proc{}
+	// Until env has exec'd sleep.
+	for deadline := time.Now().Add(10 * time.Second); len(procs) != 2 || byComm["sleep"].PID == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("Marked found %+v, want sh and its sleep", procs)
 		}
 		procs = Marked(kv)
-	}
-	byComm := map[string]Proc{}
-	for _, p := range procs {
-		byComm[p.Comm] = p
+		clear(byComm)
+		for _, p := range procs {
+			byComm[p.Comm] = p
+		}
 	}
 	sh, sleep := byComm["sh"], byComm["sleep"]
 	if sh.PID != cmd.Process.Pid || sleep.PPID != sh.PID {

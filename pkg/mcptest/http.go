@@ -122,7 +122,7 @@ func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 			t.Logf("stop server: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("server log:\n%s", tail(stderr.String(), 8000))
+			t.Logf("server log:\n%s", Tail(stderr.String(), 8000))
 		}
 	})
 	return h
@@ -160,7 +160,7 @@ func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 			t.Logf("stop server: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("server stderr:\n%s", tail(stderr.String(), 8000))
+			t.Logf("server stderr:\n%s", Tail(stderr.String(), 8000))
 		}
 	})
 	deadline := time.After(30 * time.Second)

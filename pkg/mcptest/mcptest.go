@@ -183,7 +183,7 @@ func StartBinary(t testing.TB, bin string, o Options) *Client {
 			t.Logf("close server: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("server stderr:\n%s", tail(stderr.String(), 8000))
+			t.Logf("server stderr:\n%s", Tail(stderr.String(), 8000))
 		}
 	})
 	return tc
@@ -239,13 +239,15 @@ func StartInProcess(t testing.TB, o Options) (*Client, *server.Server) {
 			t.Logf("close server: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("server log:\n%s", tail(stderr.String(), 8000))
+			t.Logf("server log:\n%s", Tail(stderr.String(), 8000))
 		}
 	})
 	return tc, s
 }
 
-func tail(s string, n int) string {
+// Tail returns the last n bytes of s (a server log), marked with a leading
+// "…" when it was cut.
+func Tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -268,11 +270,28 @@ func (c *Client) Call(t testing.TB, name string, args map[string]any) *mcp.CallT
 // MustCall is Call that also fails the test when the tool reports an error.
 func (c *Client) MustCall(t testing.TB, name string, args map[string]any) string {
 	t.Helper()
-	res := c.Call(t, name, args)
-	if res.IsError {
-		t.Fatalf("%s returned an error: %s", name, Text(res))
+	text, err := c.TryCall(name, args)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return Text(res)
+	return text
+}
+
+// TryCall calls a tool with a 60 s bound and returns its text, or an error
+// for a protocol error or a tool error. It never fails the test, so it is
+// the call to make from a goroutine other than the test's (where t.Fatal
+// must not be called).
+func (c *Client) TryCall(name string, args map[string]any) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		return "", fmt.Errorf("call %s: %w", name, err)
+	}
+	if res.IsError {
+		return Text(res), fmt.Errorf("%s returned an error: %s", name, Text(res))
+	}
+	return Text(res), nil
 }
 
 // Text joins the text parts of a result.

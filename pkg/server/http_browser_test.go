@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -67,6 +68,24 @@ func navigate(t *testing.T, c *mcptest.HTTPClient, url string) string {
 	return c.MustCall(t, "browser_navigate", map[string]any{"url": url})
 }
 
+// navigateAll navigates clients[i] to urls[i], all at once, and returns
+// what each navigate answered. A failure fails the test from the test's own
+// goroutine, once every call has returned.
+func navigateAll(t *testing.T, clients []*mcptest.HTTPClient, urls []string) []string {
+	t.Helper()
+	out := make([]string, len(clients))
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() { out[i], errs[i] = c.TryCall("browser_navigate", map[string]any{"url": urls[i]}) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func mustContain(t *testing.T, what, text string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
@@ -89,13 +108,8 @@ func mustNotContain(t *testing.T, what, text string, bad ...string) {
 // and localStorage and must see only its own, and keeps its own page.
 func checkIsolation(t *testing.T, a, b *mcptest.HTTPClient, pages string) {
 	t.Helper()
-	var wg sync.WaitGroup
-	out := make([]string, 2)
-	for i, c := range []*mcptest.HTTPClient{a, b} {
-		who := string(rune('A' + i))
-		wg.Go(func() { out[i] = navigate(t, c, pages+"/set?who="+who) })
-	}
-	wg.Wait()
+	both := []*mcptest.HTTPClient{a, b}
+	out := navigateAll(t, both, []string{pages + "/set?who=A", pages + "/set?who=B"})
 	mustContain(t, "A's navigate", out[0], "stored A", "- Page URL: "+pages+"/set?who=A")
 	mustContain(t, "B's navigate", out[1], "stored B", "- Page URL: "+pages+"/set?who=B")
 
@@ -103,10 +117,7 @@ func checkIsolation(t *testing.T, a, b *mcptest.HTTPClient, pages string) {
 	mustContain(t, "A's snapshot", a.MustCall(t, "browser_snapshot", nil), "/set?who=A")
 	mustContain(t, "B's snapshot", b.MustCall(t, "browser_snapshot", nil), "/set?who=B")
 
-	for i, c := range []*mcptest.HTTPClient{a, b} {
-		wg.Go(func() { out[i] = navigate(t, c, pages+"/show") })
-	}
-	wg.Wait()
+	out = navigateAll(t, both, []string{pages + "/show", pages + "/show"})
 	mustContain(t, "A's /show", out[0], "server saw cookie A", "page saw storage A")
 	mustNotContain(t, "A's /show", out[0], "cookie B", "storage B")
 	mustContain(t, "B's /show", out[1], "server saw cookie B", "page saw storage B")

@@ -64,6 +64,16 @@ var rawClient = &http.Client{Timeout: 30 * time.Second}
 
 func doRaw(t *testing.T, h *mcptest.HTTPServer, q rawReq) rawResp {
 	t.Helper()
+	r, err := tryDoRaw(h, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tryDoRaw is doRaw returning its error: it never fails the test, so it may
+// run on any goroutine.
+func tryDoRaw(h *mcptest.HTTPServer, q rawReq) (rawResp, error) {
 	if q.method == "" {
 		q.method = http.MethodPost
 	}
@@ -75,7 +85,7 @@ func doRaw(t *testing.T, h *mcptest.HTTPServer, q rawReq) rawResp {
 	}
 	req, err := http.NewRequest(q.method, h.Base+q.path, strings.NewReader(q.body))
 	if err != nil {
-		t.Fatal(err)
+		return rawResp{}, err
 	}
 	if q.host != "" {
 		req.Host = q.host
@@ -99,11 +109,11 @@ func doRaw(t *testing.T, h *mcptest.HTTPServer, q rawReq) rawResp {
 	}
 	res, err := rawClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", q.method, q.path, err)
+		return rawResp{}, fmt.Errorf("%s %s: %w", q.method, q.path, err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return rawResp{status: res.StatusCode, header: res.Header, body: string(b)}
+	return rawResp{status: res.StatusCode, header: res.Header, body: string(b)}, nil
 }
 
 // openRaw initializes a session with raw requests and returns its ID.
@@ -316,7 +326,11 @@ func TestHTTPSessionCap(t *testing.T) {
 	)
 	for range flood {
 		wg.Go(func() {
-			r := doRaw(t, h, rawReq{body: initBody})
+			r, err := tryDoRaw(h, rawReq{body: initBody})
+			if err != nil {
+				t.Error(err)
+				return
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch r.status {

@@ -19,12 +19,6 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	mcptest.RemoveBinary()
-	os.Exit(code)
-}
-
 func pages(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.FileServer(http.Dir("../../testdata/pages")))

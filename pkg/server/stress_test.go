@@ -30,11 +30,12 @@ const (
 	stressWorkers = 8
 	stressRounds  = 50
 	// stressCallTimeout bounds each call from the client's side. The server's
-	// own bounds are far below it (5 s actions, 10 s navigations here): a
+	// own bounds are far below it (3 s actions, 8 s navigations here): a
 	// call that reaches it did not answer at all.
 	stressCallTimeout = 20 * time.Second
-	// stressMaxTabs is where workers stop opening and start closing tabs.
-	stressMaxTabs = 8
+	// stressMaxTabs is where workers stop opening and start closing tabs:
+	// every tab is a renderer on a 2-core machine.
+	stressMaxTabs = 5
 )
 
 // stressCall is one tool call of the mix: label names it in the tally
@@ -63,7 +64,7 @@ func pickStressCall(r *rand.Rand, tabs int, base string) stressCall {
 		{8, func() stressCall {
 			u := base
 			if r.IntN(2) == 0 {
-				u += fmt.Sprintf("?close=%d", 300+r.IntN(1500))
+				u += fmt.Sprintf("?close=%d", 200+r.IntN(1000))
 			}
 			return stressCall{"browser_tabs new", "browser_tabs", map[string]any{"action": "new", "url": u}}
 		}},
@@ -232,7 +233,7 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 	}
 	t.Logf("seed %d (rerun with -args -stress.seed=%d)", seed, seed)
 
-	c, out := inProcess(t, "--timeout-navigation", "10000")
+	c, out := inProcess(t, "--timeout-action", "3000", "--timeout-navigation", "8000")
 	tmp := filepath.Dir(out)
 	srv := httptest.NewServer(http.FileServer(http.Dir("../../testdata/stress")))
 	t.Cleanup(srv.Close)
@@ -248,6 +249,8 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 		dump     string
 		wg       sync.WaitGroup
 		finished atomic.Int64
+		modals   atomic.Int64 // answers that report a dialog
+		maxTabs  atomic.Int64
 	)
 	tabs.Store(1)
 	start := time.Now()
@@ -281,6 +284,11 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 				tally.add(call.label, res.IsError, true, text, d)
 				if n := len(tabLineRE.FindAllString(text, -1)); n > 0 && strings.Contains(text, "### Open tabs") {
 					tabs.Store(int64(n))
+					for m := maxTabs.Load(); int64(n) > m && !maxTabs.CompareAndSwap(m, int64(n)); m = maxTabs.Load() {
+					}
+				}
+				if strings.Contains(text, "dialog with message") {
+					modals.Add(1)
 				}
 				finished.Add(1)
 			}
@@ -289,6 +297,7 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	t.Logf("%d of %d calls answered in %v (%d workers × %d rounds)", finished.Load(), stressWorkers*stressRounds, elapsed.Round(time.Millisecond), stressWorkers, stressRounds)
+	t.Logf("%d answers reported an open dialog; up to %d tabs were open", modals.Load(), maxTabs.Load())
 	tally.log(t)
 
 	if len(hangs) > 0 {
@@ -304,7 +313,7 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 
 	// The session still works: a fresh tab (the current one may hold a
 	// dialog the mix left open) navigates and snapshots.
-	must(t, c, "browser_tabs", map[string]any{"action": "new", "url": base}, "Stress bench")
+	must(t, c, "browser_tabs", map[string]any{"action": "new", "url": base}, "(current) [Stress]")
 	must(t, c, "browser_navigate", map[string]any{"url": base + "?after=1"}, "Stress bench")
 	must(t, c, "browser_snapshot", nil, `button "Popup"`, `link "Blank link"`)
 	must(t, c, "browser_tabs", map[string]any{"action": "list"}, "?after=1")
@@ -316,9 +325,11 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 	if pids := session.ProfilePIDs(profiles[0]); len(pids) == 0 {
 		t.Fatal("no browser process found for the profile")
 	}
+	closeStart := time.Now()
 	if !closeWithin(t, c, 60*time.Second) {
 		t.FailNow()
 	}
+	t.Logf("client and server closed in %v", time.Since(closeStart).Round(time.Millisecond))
 	deadline := time.Now().Add(10 * time.Second)
 	for pids := procsUnder(tmp); len(pids) != 0; pids = procsUnder(tmp) {
 		if time.Now().After(deadline) {
