@@ -192,8 +192,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 	discovery := tp.publish(t, fb)
 	c := httpClient(t)
 
-	first := make(chan response, 1)
-	go func() { first <- do(t, c, "GET", discovery+"/json/version", "", "") }()
+	first := goGet(c, discovery+"/json/version")
 	eventually(t, 5*time.Second, "the first request to be in flight", func() bool { return tp.Stats().ActiveRequests == 1 })
 
 	res := do(t, c, "GET", discovery+"/json/version", "", "")
@@ -201,8 +200,8 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 		t.Fatalf("second request: %d %s %v; want 503 limit with Retry-After", res.status, res.body, res.header)
 	}
 	close(fb.gate)
-	if r := <-first; r.status != http.StatusOK {
-		t.Fatalf("first request: %d %s", r.status, r.body)
+	if r := <-first; r.err != nil || r.status != http.StatusOK {
+		t.Fatalf("first request: %v %d %s", r.err, r.status, r.body)
 	}
 	eventually(t, 5*time.Second, "no request in flight", func() bool { return tp.Stats().ActiveRequests == 0 })
 }

@@ -266,9 +266,19 @@ type response struct {
 // do sends one request; host and origin are set when not empty.
 func do(t *testing.T, c *http.Client, method, url, host, origin string) response {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
+	res, err := tryDo(c, method, url, host, origin)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return res
+}
+
+// tryDo is do returning its error: it never fails the test, so it may run
+// on any goroutine.
+func tryDo(c *http.Client, method, url, host, origin string) (response, error) {
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		return response{}, err
 	}
 	if host != "" {
 		req.Host = host
@@ -278,14 +288,32 @@ func do(t *testing.T, c *http.Client, method, url, host, origin string) response
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		return response{}, fmt.Errorf("%s: %w", method, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return response{}, fmt.Errorf("%s %s: read body: %w", method, url, err)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}, nil
+}
+
+// attempt is the outcome of a request sent by goGet.
+type attempt struct {
+	response
+	err error
+}
+
+// goGet sends a GET from another goroutine and delivers the outcome on the
+// returned channel, for the test's goroutine to check (t.Fatal must not be
+// called off it).
+func goGet(c *http.Client, url string) <-chan attempt {
+	ch := make(chan attempt, 1)
+	go func() {
+		res, err := tryDo(c, "GET", url, "", "")
+		ch <- attempt{res, err}
+	}()
+	return ch
 }
 
 // errorCode decodes the JSON error body's code.

@@ -179,12 +179,14 @@ func TestRevokeCancelsInFlightHTTP(t *testing.T) {
 	fb.gated.Store(true)
 	tp := newTestProxy(t, Config{})
 	discovery := tp.publish(t, fb)
-	got := make(chan response, 1)
-	go func() { got <- do(t, httpClient(t), "GET", discovery+"/json/version", "", "") }()
+	got := goGet(httpClient(t), discovery+"/json/version")
 	eventually(t, 5*time.Second, "the request to be in flight", func() bool { return tp.Stats().ActiveRequests == 1 })
 	tp.Revoke()
 	select {
 	case res := <-got:
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
 		if res.status != http.StatusServiceUnavailable || errorCode(t, res.body) != codeUnavailable {
 			t.Fatalf("in-flight request after Revoke: %d %s", res.status, res.body)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -72,21 +73,28 @@ func TestDownloadBudget(t *testing.T) {
 	}
 }
 
+// addDownload lists d as the browser's download event would.
+func addDownload(s *Session, d *Download) {
+	l := &s.downloads
+	l.mu.Lock()
+	l.list = append(l.list, d)
+	l.notify()
+	l.mu.Unlock()
+}
+
+// finishDownload marks d done as its saved file would.
+func finishDownload(s *Session, d *Download) {
+	l := &s.downloads
+	l.mu.Lock()
+	d.Done = true
+	l.notify()
+	l.mu.Unlock()
+}
+
 func TestWaitDownload(t *testing.T) {
 	s := &Session{}
-	l := &s.downloads
-	add := func(d *Download) {
-		l.mu.Lock()
-		l.list = append(l.list, d)
-		l.notify()
-		l.mu.Unlock()
-	}
-	finish := func(d *Download) {
-		l.mu.Lock()
-		d.Done = true
-		l.notify()
-		l.mu.Unlock()
-	}
+	add := func(d *Download) { addDownload(s, d) }
+	finish := func(d *Download) { finishDownload(s, d) }
 
 	t.Run("none starts", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -103,27 +111,33 @@ func TestWaitDownload(t *testing.T) {
 		}
 	})
 	t.Run("each download goes to one waiter", func(t *testing.T) {
-		var got atomic.Int32
-		done := make(chan struct{}, 2)
-		for range 2 {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-				defer cancel()
-				if _, err := s.WaitDownload(ctx, nil); err == nil {
-					got.Add(1)
-				}
-				done <- struct{}{}
-			}()
-		}
-		d := &Download{ID: 2, Suggested: "b"}
-		add(d)
-		time.Sleep(20 * time.Millisecond)
-		finish(d)
-		<-done
-		<-done
-		if got.Load() != 1 {
-			t.Fatalf("%d waiters got the download", got.Load())
-		}
+		// Its own session: synctest's fake clock runs the loser's timeout
+		// out at once, and Wait knows when both waiters are blocked.
+		synctest.Test(t, func(t *testing.T) {
+			s := &Session{}
+			var got atomic.Int32
+			done := make(chan struct{}, 2)
+			for range 2 {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+					defer cancel()
+					if _, err := s.WaitDownload(ctx, nil); err == nil {
+						got.Add(1)
+					}
+					done <- struct{}{}
+				}()
+			}
+			synctest.Wait() // both wait for a download to start
+			d := &Download{ID: 2, Suggested: "b"}
+			addDownload(s, d)
+			synctest.Wait() // one of them claimed it and waits for it to finish
+			finishDownload(s, d)
+			<-done
+			<-done
+			if got.Load() != 1 {
+				t.Fatalf("%d waiters got the download", got.Load())
+			}
+		})
 	})
 	t.Run("still running at the deadline", func(t *testing.T) {
 		d := &Download{ID: 3, Suggested: "slow.iso"}

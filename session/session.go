@@ -393,7 +393,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	profile := s.cfg.UserDataDir
 	temp := false
 	if profile == "" {
-		profile, err = os.MkdirTemp("", "cloakbrowser-mcp-profile-")
+		profile, err = ownedTempDir("profile-")
 		if err != nil {
 			return nil, fmt.Errorf("create temp profile: %w", err)
 		}

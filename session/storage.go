@@ -109,7 +109,7 @@ func (g *Generation) StorageState(ctx context.Context) (StorageState, error) {
 		// Playwright hands out the state as it would save it only through a
 		// file: a private one, removed when the call ends (not when the
 		// caller stops waiting).
-		dir, err := os.MkdirTemp("", "cloakmcp-state-")
+		dir, err := ownedTempDir("state-")
 		if err != nil {
 			return StorageState{}, err
 		}
@@ -133,7 +133,7 @@ func (g *Generation) SetStorageState(ctx context.Context, state []byte) error {
 	return run(ctx, g, "restore storage state", stopOn{}, func() error {
 		// Playwright takes a state only from a file: a private one holding
 		// exactly the bytes the caller checked.
-		dir, err := os.MkdirTemp("", "cloakmcp-state-")
+		dir, err := ownedTempDir("state-")
 		if err != nil {
 			return err
 		}

@@ -71,3 +71,18 @@ func SweepStale(tmpDir string, log zerolog.Logger) (removed []string, err error)
 	}
 	return removed, errors.Join(errs...)
 }
+
+// ownedTempDir makes a temporary directory of ours (named
+// driver.TempPrefix+kind…) with the owner marker, so a crash cannot leave it
+// behind for good: the next server's sweep removes it.
+func ownedTempDir(kind string) (string, error) {
+	dir, err := os.MkdirTemp("", driver.TempPrefix+kind)
+	if err != nil {
+		return "", fmt.Errorf("create a temp dir: %w", err)
+	}
+	if err := WriteOwnerMarker(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}

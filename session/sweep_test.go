@@ -48,8 +48,10 @@ func TestSweepStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := driver.Owner{PID: 1 << 23, Start: me.Start, Boot: me.Boot} // above PID_MAX_LIMIT
-	reused := driver.Owner{PID: me.PID, Start: me.Start - 1, Boot: me.Boot}
+	dead := me
+	dead.PID = 1 << 23 // above PID_MAX_LIMIT
+	reused := me
+	reused.Start--
 	tmp := t.TempDir()
 	mk := func(name string, owner *driver.Owner) string {
 		t.Helper()

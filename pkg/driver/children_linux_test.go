@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -219,11 +220,53 @@ func TestBrowserDiesWithDriver(t *testing.T) {
 	}
 	waitGone(t, d.tmp, 10*time.Second)
 	<-exited
+	// The replacement starts in the same TMPDIR, emptied of what the dead
+	// driver left (the browser's temporary profile).
+	if _, err := d.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(d.tmp); len(entries) != 1 || entries[0].Name() != OwnerFile {
+		t.Fatalf("after the restart %s holds %v, want only the owner marker", d.tmp, entries)
+	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(d.tmp); !os.IsNotExist(err) {
 		t.Fatalf("Close left the driver's temp dir: %v", err)
+	}
+}
+
+// TestCloseDuringStart closes a driver at once, and while its node runs
+// but the start has not finished: Close waits for the start and stops what
+// it started; nothing is left.
+func TestCloseDuringStart(t *testing.T) {
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
+	for _, tc := range []struct {
+		name     string
+		waitNode bool
+	}{{"at once", false}, {"while node starts", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Start(Options{}, false)
+			deadline := time.Now().Add(20 * time.Second)
+			for tc.waitNode && len(PIDsUsing(d.tmp)) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the driver never started")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Get(t.Context()); !errors.Is(err, ErrStopped) {
+				t.Fatalf("Get after Close: %v, want ErrStopped", err)
+			}
+			if pids := PIDsUsing(d.tmp); len(pids) != 0 {
+				t.Fatalf("left running:%s", describe(pids))
+			}
+			if _, err := os.Stat(d.tmp); !os.IsNotExist(err) {
+				t.Fatalf("temp dir %s left: %v", d.tmp, err)
+			}
+		})
 	}
 }
 

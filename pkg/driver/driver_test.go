@@ -198,7 +198,7 @@ func TestShimIsPerRun(t *testing.T) {
 		t.Fatalf("shim: %q %v", shim, err)
 	}
 	b, _ := os.ReadFile(shim)
-	if strings.Contains(string(b), "exec '"+o.Dir) {
+	if strings.Contains(string(b), "'"+filepath.Join(o.Dir, "node-")) {
 		t.Fatalf("shim %s wraps another shim:\n%s", shim, b)
 	}
 }

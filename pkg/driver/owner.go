@@ -25,11 +25,14 @@ var ErrNoOwner = errors.New("no cloakbrowser-mcp owner marker")
 // Owner identifies the process that made a temporary directory. Start (clock
 // ticks after boot, field 22 of /proc/<pid>/stat) and Boot (the kernel's
 // boot_id) make a later process that reuses PID, in this boot or another,
-// not pass for the owner. Where the platform has neither, they are zero.
+// not pass for the owner. PIDNS names the PID namespace PID is in: a
+// process in another one (a container sharing the temp dir) cannot judge
+// the owner. Where the platform has none of them, they are zero.
 type Owner struct {
 	PID   int
 	Start uint64
 	Boot  string
+	PIDNS string
 }
 
 // SelfOwner is this process as an Owner.
@@ -53,7 +56,7 @@ func WriteOwner(dir string, o Owner) error {
 	if err != nil {
 		return fmt.Errorf("write owner of %s: %w", dir, err)
 	}
-	_, err = fmt.Fprintf(f, "%s\npid %d\nstart %d\nboot %s\n", ownerHeader, o.PID, o.Start, o.Boot)
+	_, err = fmt.Fprintf(f, "%s\npid %d\nstart %d\nboot %s\npidns %s\n", ownerHeader, o.PID, o.Start, o.Boot, o.PIDNS)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -119,6 +122,8 @@ func parseOwner(b []byte) (Owner, bool) {
 			o.Start, err = strconv.ParseUint(v, 10, 64)
 		case "boot":
 			o.Boot = v
+		case "pidns":
+			o.PIDNS = v
 		default:
 			continue
 		}
@@ -127,6 +132,6 @@ func parseOwner(b []byte) (Owner, bool) {
 		}
 		seen++
 	}
-	// All three lines: a marker cut short while being written is not one.
-	return o, seen == 3 && o.PID > 0
+	// Every line: a marker cut short while being written is not one.
+	return o, seen == 4 && o.PID > 0
 }

@@ -55,24 +55,33 @@ var bootID = sync.OnceValue(func() string {
 	return strings.TrimSpace(string(b))
 })
 
+var pidNS = sync.OnceValue(func() string {
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return ns
+})
+
 var self = sync.OnceValues(func() (Owner, error) {
 	pid := os.Getpid()
 	st, err := readStat(strconv.Itoa(pid))
 	if err != nil {
 		return Owner{}, fmt.Errorf("read this process's start time: %w", err)
 	}
-	return Owner{PID: pid, Start: st.start, Boot: bootID()}, nil
+	return Owner{PID: pid, Start: st.start, Boot: bootID(), PIDNS: pidNS()}, nil
 })
 
 func selfOwner() (Owner, error) { return self() }
 
 // Alive reports whether o's process still runs: the same PID, started at
-// the same time in this boot, and not exited. When that cannot be read for
-// another reason than the process being gone, it reports true: a directory
-// is kept rather than taken from a live owner.
+// the same time in this boot, and not exited. When that cannot be told (an
+// owner in another PID namespace, /proc unreadable for another reason than
+// the process being gone), it reports true: a directory is kept rather than
+// taken from a live owner.
 func (o Owner) Alive() bool {
 	if b := bootID(); o.Boot != "" && b != "" && o.Boot != b {
 		return false
+	}
+	if ns := pidNS(); o.PIDNS != ns || ns == "" {
+		return true
 	}
 	st, err := readStat(strconv.Itoa(o.PID))
 	if err != nil {
@@ -240,7 +249,8 @@ func (p proc) kill() {
 
 // privateTempDir makes the driver's TMPDIR, marked as this process's.
 func privateTempDir() (string, error) {
-	dir, err := os.MkdirTemp("", TempPrefix+strconv.Itoa(os.Getpid())+"-")
+	// Short: Chromium's socket paths under it must stay under ~107 bytes.
+	dir, err := os.MkdirTemp("", TempPrefix+"d")
 	if err != nil {
 		return "", fmt.Errorf("create the driver's temp dir: %w", err)
 	}

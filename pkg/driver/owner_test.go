@@ -16,7 +16,7 @@ func TestOwnerMarker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if me.PID != os.Getpid() || me.Start == 0 || me.Boot == "" {
+	if me.PID != os.Getpid() || me.Start == 0 || me.Boot == "" || me.PIDNS == "" {
 		t.Fatalf("self %+v", me)
 	}
 	// Above the kernel's PID_MAX_LIMIT (4194304): never a live process.
@@ -27,9 +27,10 @@ func TestOwnerMarker(t *testing.T) {
 		alive bool
 	}{
 		{"this process", me, true},
-		{"gone", Owner{PID: deadPID, Start: me.Start, Boot: me.Boot}, false},
-		{"PID reused by a later process", Owner{PID: me.PID, Start: me.Start - 1, Boot: me.Boot}, false},
-		{"an earlier boot", Owner{PID: me.PID, Start: me.Start, Boot: "00000000-0000-0000-0000-000000000000"}, false},
+		{"gone", Owner{PID: deadPID, Start: me.Start, Boot: me.Boot, PIDNS: me.PIDNS}, false},
+		{"PID reused by a later process", Owner{PID: me.PID, Start: me.Start - 1, Boot: me.Boot, PIDNS: me.PIDNS}, false},
+		{"an earlier boot", Owner{PID: me.PID, Start: me.Start, Boot: "00000000-0000-0000-0000-000000000000", PIDNS: me.PIDNS}, false},
+		{"another PID namespace: cannot tell", Owner{PID: deadPID, Start: me.Start, Boot: me.Boot, PIDNS: "pid:[1]"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestReadOwnerRefuses(t *testing.T) {
 		{"missing dir", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }},
 		{"marker cut short", func(t *testing.T) string {
 			dir := t.TempDir()
-			os.WriteFile(filepath.Join(dir, OwnerFile), []byte(ownerHeader+"\npid 12\nstart 3"), 0o600)
+			os.WriteFile(filepath.Join(dir, OwnerFile), []byte(ownerHeader+"\npid 12\nstart 3\nboot x\npid"), 0o600)
 			return dir
 		}},
 		{"foreign file", func(t *testing.T) string {

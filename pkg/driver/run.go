@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ var ErrStopped = errors.New("playwright driver stopped")
 // every session. It is started once; only if its process dies (a crash, a
 // kill) does the next Get start a replacement, one start shared by every
 // concurrent caller. Start it early; Get waits for it.
+//
+// On Linux the driver runs with a private TMPDIR, made by Start and
+// removed by Close, and dies with this process (see the package doc).
 //
 // A Driver is safe for concurrent use.
 type Driver struct {
@@ -75,6 +79,9 @@ func Start(o Options, autoInstall bool) *Driver {
 		fmt.Fprintf(d.opts.Log, "cloakbrowser-mcp: %v\n", err)
 	}
 	d.tmp = tmp
+	if tmp != "" && pdeathsigWrapper() == "" {
+		fmt.Fprintln(d.opts.Log, "cloakbrowser-mcp: setpriv with --pdeathsig not found (util-linux 2.33 or newer): the Playwright driver may outlive this process if it is killed")
+	}
 	// Begin the first start without waiting for it: with a done context Do
 	// returns at once, and the work goes on for Get and Close.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,6 +110,9 @@ func (d *Driver) start() (*instance, error) {
 	}
 	d.mu.Unlock()
 
+	if restart {
+		d.clearTemp()
+	}
 	inst := &instance{restart: restart, exited: make(chan struct{})}
 	inst.pw, inst.err = d.run(d.autoInstall && !restart)
 	if inst.err != nil {
@@ -152,6 +162,28 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)
 	}
 	return pw, nil
+}
+
+// clearTemp empties the private TMPDIR of what a driver that died left
+// (Playwright's temporary profiles and artifacts), killing what of it still
+// runs, and keeps the directory and its owner marker.
+func (d *Driver) clearTemp() {
+	if d.tmp == "" {
+		return
+	}
+	if left := KillUsing(d.tmp, stopWait); len(left) > 0 {
+		fmt.Fprintf(d.opts.Log, "cloakbrowser-mcp: processes %v of the dead driver still use %s\n", left, d.tmp)
+		return
+	}
+	entries, err := os.ReadDir(d.tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Name() != OwnerFile {
+			_ = os.RemoveAll(filepath.Join(d.tmp, e.Name()))
+		}
+	}
 }
 
 // setenv sets vars in the process environment (an empty value unsets) and

@@ -103,6 +103,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	sweepStale(log)
 	s.drv = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall)
 	s.bin = newBinaryResolver(func(ctx context.Context) (cloakbrowser.BinaryInfo, error) {
 		co := CloakOptions(cfg)
