@@ -194,7 +194,7 @@ func (g *Generation) CurrentTab(ctx context.Context) (*Tab, error) {
 
 // NewTab opens a tab and selects it.
 func (g *Generation) NewTab(ctx context.Context) (*Tab, error) {
-	p, err := call(ctx, g, "open a tab", stopOn{}, func() (playwright.Page, error) { return g.bc.NewPage() })
+	p, err := call(ctx, g, "open a tab", stopOn{bound: g.s.cfg.navigationTimeout()}, func() (playwright.Page, error) { return g.bc.NewPage() })
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (g *Generation) Select(ctx context.Context, index int) (*Tab, error) {
 	t := g.tabs[index]
 	g.current = t
 	g.mu.Unlock()
-	if err := run(ctx, g, "bring the tab to the front", stopOn{}, func() error { return t.p.BringToFront() }); err != nil {
+	if err := run(ctx, g, "bring the tab to the front", stopOn{bound: g.s.cfg.actionTimeout()}, func() error { return t.p.BringToFront() }); err != nil {
 		return t, err
 	}
 	return t, nil
@@ -266,7 +266,7 @@ func (g *Generation) IndexOf(t *Tab) int {
 
 func (g *Generation) replaceCrashed(ctx context.Context, t *Tab) (*Tab, error) {
 	url := t.URL()
-	_ = run(ctx, g, "close the crashed tab", stopOn{}, func() error { return t.p.Close() })
+	_ = run(ctx, g, "close the crashed tab", stopOn{bound: g.s.cfg.actionTimeout()}, func() error { return t.p.Close() })
 	g.removeTab(t)
 	nt, err := g.NewTab(ctx)
 	if err != nil {

@@ -82,9 +82,12 @@ func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) 
 	return call(ctx, t.g, "evaluate", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
-// Close closes the tab.
+// Close closes the tab, bounded by the action timeout: a page whose
+// renderer is frozen (a dialog in a popup of the same site) may never
+// confirm; the close goes on in the background and the tab leaves the list
+// when the browser reports it closed.
 func (t *Tab) Close(ctx context.Context) error {
-	return run(ctx, t.g, "close the tab", stopOn{}, func() error { return t.p.Close() })
+	return run(ctx, t.g, "close the tab", stopOn{bound: t.g.s.cfg.actionTimeout()}, func() error { return t.p.Close() })
 }
 
 // WaitForText waits until text is visible on the page (or, with gone, no

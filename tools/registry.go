@@ -40,6 +40,13 @@ type Env struct {
 	BridgeInfo func(ctx context.Context) map[string]any
 	// Log receives per-call logs.
 	Log zerolog.Logger
+	// Lifetime, if set, ends every tool call in flight when it is done (the
+	// client went away, the server stops): their browser work is abandoned
+	// through the session's door instead of holding the shutdown.
+	Lifetime context.Context
+	// CallTimeout bounds one tool call, a backstop beyond each step's own
+	// bound. If zero, 3 minutes.
+	CallTimeout time.Duration
 
 	// listed are the tools Register added, in order.
 	listed []*Tool
@@ -149,6 +156,16 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 		if aerr != nil {
 			env.Log.Debug().Str("tool", t.Def.Name).Err(aerr).Msg("bad arguments")
 			return (&Response{}).Error("%s: %v", t.Def.Name, aerr).Build(), nil
+		}
+		timeout := env.CallTimeout
+		if timeout <= 0 {
+			timeout = 3 * time.Minute
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if env.Lifetime != nil {
+			stop := context.AfterFunc(env.Lifetime, cancel)
+			defer stop()
 		}
 		r := t.Handle(ctx, env, Args{m: args, aliases: t.Aliases})
 		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")

@@ -214,3 +214,17 @@ func TestDefaultCacheDir(t *testing.T) {
 		t.Errorf("info %+v, err %v", info, err)
 	}
 }
+
+// TestResolveNotFoundKeepsTheDownloadError: when the download fails and no
+// system Chromium is left to fall back to, the error is ErrNotFound and
+// still says why the download failed (errors.Is sees both).
+func TestResolveNotFoundKeepsTheDownloadError(t *testing.T) {
+	_, srv := newFileServer(t, map[string][]byte{}) // every file 404s
+	o := baseOptions(t.TempDir())
+	o.AllowDownload = true
+	o.DownloadURL = srv.URL
+	_, err := Resolve(context.Background(), o)
+	if !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrManifestUnavailable) {
+		t.Fatalf("err = %v; want ErrNotFound wrapping ErrManifestUnavailable", err)
+	}
+}

@@ -1,8 +1,12 @@
 package config
 
 import (
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +182,55 @@ func TestValidate(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestErrorsKeepTheirCause: the messages stay short, but the parser's or
+// the file system's error is still there for errors.Is and errors.As.
+func TestErrorsKeepTheirCause(t *testing.T) {
+	var numErr *strconv.NumError
+	var syntaxErr *json.SyntaxError
+	cases := []struct {
+		name string
+		err  func() error
+		is   func(error) bool
+	}{
+		{"bad int env", func() error {
+			_, _, err := Load(nil, env(map[string]string{"PLAYWRIGHT_MCP_HTTP_PORT": "x"}), nil)
+			return err
+		}, func(err error) bool { return errors.As(err, &numErr) }},
+		{"bad bool env", func() error {
+			_, _, err := Load(nil, env(map[string]string{"PLAYWRIGHT_MCP_HEADLESS": "maybe"}), nil)
+			return err
+		}, func(err error) bool { return errors.Is(err, strconv.ErrSyntax) }},
+		{"bad JSON list env", func() error {
+			_, _, err := Load(nil, env(map[string]string{"PLAYWRIGHT_MCP_CAPS": "[1"}), nil)
+			return err
+		}, func(err error) bool { return errors.As(err, &syntaxErr) }},
+		{"missing config file", func() error {
+			_, _, err := Load([]string{"--config", filepath.Join(t.TempDir(), "none.json")}, env(nil), nil)
+			return err
+		}, func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+		{"config file not JSON", func() error {
+			p := filepath.Join(t.TempDir(), "c.json")
+			if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Load([]string{"--config", p}, env(nil), nil)
+			return err
+		}, func(err error) bool { return err != nil && errors.Unwrap(err) != nil }},
+		{"missing binary", func() error {
+			c := Default()
+			c.BinaryPath = filepath.Join(t.TempDir(), "none")
+			return c.Validate()
+		}, func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.err(); !tc.is(err) {
+				t.Fatalf("err %v (%T) does not keep its cause", err, err)
 			}
 		})
 	}

@@ -59,6 +59,11 @@ type Server struct {
 
 	stdioInit flight.Flight[*session.Session] // creates s.stdio once
 
+	// life ends when the client is gone or Close starts: tool calls in
+	// flight end then, so the shutdown never waits on a stuck page.
+	life    context.Context
+	endLife context.CancelFunc
+
 	cdpOnce sync.Once // makes leaser
 	leaser  *cdpproxy.Leaser
 	cdpErr  error
@@ -98,6 +103,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	}
 	log := NewLogger(opts.Log, cfg.LogLevel)
 	s := &Server{cfg: cfg, log: log, opts: opts}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	if cfg.CDP.Enabled || cfg.CDP.PortRange != "" {
 		if err := s.cdpProxyConfig().Validate(); err != nil {
 			return nil, err
@@ -136,6 +142,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		AllowUnrestrictedFileAccess: cfg.AllowUnrestrictedFileAccess,
 		BridgeInfo:                  s.bridgeInfo,
 		Log:                         log,
+		Lifetime:                    s.life,
+		// A backstop: every step has its own bound; evaluate_with_timeout
+		// may run 120 s, a navigation --timeout-navigation.
+		CallTimeout: max(cfg.TimeoutNavigation, 120*time.Second) + time.Minute,
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
@@ -250,7 +260,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetErrorLogger(zerologStd(s.log))
-	err := ss.Listen(ctx, in, out)
+	err := ss.Listen(ctx, eofReader{in, s.endLife}, out)
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil
 	}
@@ -287,6 +297,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.endLife()
 	sess := s.stdio
 	ht := s.httpT
 	s.mu.Unlock()
@@ -323,4 +334,20 @@ func Run(ctx context.Context, cfg config.Config, stdin io.Reader, stdout, stderr
 		s.log.Info().Str("version", Version).Msg("serving MCP over stdio")
 		return s.ServeStdio(ctx, stdin, stdout)
 	}
+}
+
+// eofReader ends the server's life when the client closes its end of stdio:
+// mcp-go waits for the calls in flight before Listen returns, and they must
+// not wait on a page that never answers.
+type eofReader struct {
+	r     io.Reader
+	onEOF context.CancelFunc
+}
+
+func (e eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.onEOF()
+	}
+	return n, err
 }

@@ -244,13 +244,13 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 		tally    stressTally
 		tabs     atomic.Int64
 		stop     atomic.Bool
-		mu       sync.Mutex
+		mu       sync.Mutex // guards hangs, dump, maxTabs
 		hangs    []stressHang
 		dump     string
 		wg       sync.WaitGroup
 		finished atomic.Int64
 		modals   atomic.Int64 // answers that report a dialog
-		maxTabs  atomic.Int64
+		maxTabs  int          // guarded by mu
 	)
 	tabs.Store(1)
 	start := time.Now()
@@ -284,8 +284,9 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 				tally.add(call.label, res.IsError, true, text, d)
 				if n := len(tabLineRE.FindAllString(text, -1)); n > 0 && strings.Contains(text, "### Open tabs") {
 					tabs.Store(int64(n))
-					for m := maxTabs.Load(); int64(n) > m && !maxTabs.CompareAndSwap(m, int64(n)); m = maxTabs.Load() {
-					}
+					mu.Lock()
+					maxTabs = max(maxTabs, n)
+					mu.Unlock()
 				}
 				if strings.Contains(text, "dialog with message") {
 					modals.Add(1)
@@ -297,7 +298,7 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	t.Logf("%d of %d calls answered in %v (%d workers × %d rounds)", finished.Load(), stressWorkers*stressRounds, elapsed.Round(time.Millisecond), stressWorkers, stressRounds)
-	t.Logf("%d answers reported an open dialog; up to %d tabs were open", modals.Load(), maxTabs.Load())
+	t.Logf("%d answers reported an open dialog; up to %d tabs were open", modals.Load(), maxTabs)
 	tally.log(t)
 
 	if len(hangs) > 0 {
