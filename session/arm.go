@@ -64,14 +64,6 @@ func (t *Tab) ArmFileChooser(paths []string, done func(error)) {
 	t.mu.Unlock()
 }
 
-// Armed reports what is armed on the tab.
-func (t *Tab) Armed() (dialog, chooser bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	a := t.armedLocked()
-	return a.dialog != nil, a.chooser != nil
-}
-
 // armedCtx bounds the answer to an armed dialog or chooser: nobody waits
 // for it but the page.
 func (t *Tab) armedCtx() (context.Context, context.CancelFunc) {

@@ -14,10 +14,10 @@ import (
 // also when the answer fails (the dialog cannot be answered twice).
 func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) error {
 	defer t.ClearModal(m)
-	if m.Dialog == nil {
+	if m.dialog == nil {
 		return fmt.Errorf("the modal state is a %s, not a dialog", m.Kind)
 	}
-	return t.answerDialog(ctx, m.Dialog, a)
+	return t.answerDialog(ctx, m.dialog, a)
 }
 
 // ChooseFiles clears the modal state m, a file chooser, and answers it with
@@ -28,10 +28,10 @@ func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []string) er
 	if len(paths) == 0 {
 		return nil
 	}
-	if m.FileChooser == nil {
+	if m.fileChooser == nil {
 		return fmt.Errorf("the modal state is a %s, not a file chooser", m.Kind)
 	}
-	return t.setChooserFiles(ctx, m.FileChooser, paths)
+	return t.setChooserFiles(ctx, m.fileChooser, paths)
 }
 
 func (t *Tab) answerDialog(ctx context.Context, d playwright.Dialog, a DialogAnswer) error {

@@ -49,7 +49,7 @@ type Config struct {
 	// LaunchTimeout bounds one browser launch. If zero, 60s.
 	LaunchTimeout time.Duration
 	// Viewport sets the page size; if nil, Playwright's default (1280x720).
-	Viewport *playwright.Size
+	Viewport *Size
 	// Shared, if set, makes each generation a fresh BrowserContext in this
 	// shared browser ("context" isolation) instead of a browser of the
 	// session's own with a temporary profile. If nil, the session launches
@@ -426,7 +426,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		Timeout:           playwright.Float(float64(timeout.Milliseconds())),
 	}
 	if s.cfg.Viewport != nil {
-		opts.Viewport = s.cfg.Viewport
+		opts.Viewport = &playwright.Size{Width: s.cfg.Viewport.Width, Height: s.cfg.Viewport.Height}
 	}
 	// Bounded by Playwright's own timeout; this runs on the launch flight's
 	// goroutine, which Close waits for.

@@ -224,7 +224,7 @@ func (b *SharedBrowser) newContext(ctx context.Context, cfg Config) (playwright.
 	}
 	opts := playwright.BrowserNewContextOptions{AcceptDownloads: playwright.Bool(true)}
 	if cfg.Viewport != nil {
-		opts.Viewport = cfg.Viewport
+		opts.Viewport = &playwright.Size{Width: cfg.Viewport.Width, Height: cfg.Viewport.Height}
 	}
 	// Runs on the session's launch flight (owned and bounded by the
 	// session); a browser that dies ends the call.

@@ -39,8 +39,8 @@ type RequestEntry struct {
 type ModalState struct {
 	Kind        string // "dialog" or "filechooser"
 	Description string
-	Dialog      playwright.Dialog
-	FileChooser playwright.FileChooser
+	dialog      playwright.Dialog
+	fileChooser playwright.FileChooser
 	// ClearedBy is the tool that handles this state.
 	ClearedBy string
 }
@@ -122,13 +122,13 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 			return
 		}
 		desc := fmt.Sprintf("%q dialog with message %q", d.Type(), d.Message())
-		t.pushModal(&ModalState{Kind: "dialog", Description: desc, Dialog: d, ClearedBy: "browser_handle_dialog"})
+		t.pushModal(&ModalState{Kind: "dialog", Description: desc, dialog: d, ClearedBy: "browser_handle_dialog"})
 	})
 	p.OnFileChooser(func(fc playwright.FileChooser) {
 		if t.takeArmedChooser(fc) {
 			return
 		}
-		t.pushModal(&ModalState{Kind: "filechooser", Description: "File chooser", FileChooser: fc, ClearedBy: "browser_file_upload"})
+		t.pushModal(&ModalState{Kind: "filechooser", Description: "File chooser", fileChooser: fc, ClearedBy: "browser_file_upload"})
 	})
 	p.OnRequest(func(r playwright.Request) {
 		t.mu.Lock()

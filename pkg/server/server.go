@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
@@ -188,7 +187,7 @@ func (s *Server) sessionConfig() session.Config {
 		sc.OutputDir = dir
 	}
 	if w, h, ok := s.cfg.Viewport(); ok {
-		sc.Viewport = &playwright.Size{Width: w, Height: h}
+		sc.Viewport = &session.Size{Width: w, Height: h}
 	}
 	return sc
 }
