@@ -70,6 +70,21 @@ type Config struct {
 	// one: its first context and pages become the generation's. Closing the
 	// generation disconnects and leaves the browser running.
 	CDPEndpoint string
+	// CDPHeaders are sent with the CDP connect request.
+	CDPHeaders map[string]string
+	// CDPTimeout bounds connecting to CDPEndpoint or Endpoint. If zero, 30s.
+	CDPTimeout time.Duration
+	// Endpoint, if set, connects each generation to the Playwright server at
+	// this URL (ws://…, e.g. `playwright run-server`) and opens a new context
+	// there with Context's options. Closing the generation disconnects; the
+	// server lives on.
+	Endpoint string
+	// EndpointHeaders are sent with the Endpoint connect request.
+	EndpointHeaders map[string]string
+	// Context are the options of every browser context (context_options.go).
+	Context ContextOptions
+	// Launch are more browser process options (context_options.go).
+	Launch LaunchOptions
 	// RefCache keeps what re-resolves snapshot refs per browser target. If
 	// nil, the session keeps a cache of its own (50 targets).
 	RefCache *snapshot.RefCache
@@ -375,7 +390,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	if s.cfg.Shared != nil {
 		return s.launchShared(ctx, n)
 	}
-	if s.cfg.CDPEndpoint != "" {
+	if s.cfg.CDPEndpoint != "" || s.cfg.Endpoint != "" {
 		return s.attachRemote(ctx, n)
 	}
 	pw, err := s.drv.Get(ctx)
@@ -422,11 +437,16 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		Headless:          playwright.Bool(s.cfg.Headless),
 		Args:              args,
 		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
+		Env:               browserEnv(),
 		AcceptDownloads:   playwright.Bool(true),
 		Timeout:           playwright.Float(float64(timeout.Milliseconds())),
 	}
-	if s.cfg.Viewport != nil {
-		opts.Viewport = &playwright.Size{Width: s.cfg.Viewport.Width, Height: s.cfg.Viewport.Height}
+	// Device, user agent, viewport, proxy, permissions, … (context_options.go).
+	if err := s.cfg.persistentOptions(pw, &opts); err != nil {
+		if temp {
+			_ = os.RemoveAll(profile)
+		}
+		return nil, err
 	}
 	// Bounded by Playwright's own timeout; this runs on the launch flight's
 	// goroutine, which Close waits for.
@@ -447,6 +467,11 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		return nil, launchError(bin, err)
 	}
 	g := newGeneration(s, n, bc, profile, temp)
+	// A persistent context takes no storage state option: load it after.
+	if err := g.prepare(ctx, pw, true, false); err != nil {
+		g.dispose(context.Background())
+		return nil, fmt.Errorf("prepare the browser context: %w", err)
+	}
 	s.watchers.Add(1)
 	go func() {
 		defer s.watchers.Done()

@@ -154,6 +154,7 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 		Headless:          playwright.Bool(b.cfg.Headless),
 		Args:              append(b.cfg.Args(bin), marker),
 		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
+		Env:               browserEnv(),
 		Timeout:           playwright.Float(float64(b.cfg.launchTimeout().Milliseconds())),
 	}
 	start := time.Now()
@@ -222,9 +223,13 @@ func (b *SharedBrowser) newContext(ctx context.Context, cfg Config) (playwright.
 	if err != nil {
 		return nil, err
 	}
-	opts := playwright.BrowserNewContextOptions{AcceptDownloads: playwright.Bool(true)}
-	if cfg.Viewport != nil {
-		opts.Viewport = &playwright.Size{Width: cfg.Viewport.Width, Height: cfg.Viewport.Height}
+	pw, err := b.drv.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := cfg.newContextOptions(pw)
+	if err != nil {
+		return nil, err
 	}
 	// Runs on the session's launch flight (owned and bounded by the
 	// session); a browser that dies ends the call.
@@ -298,6 +303,14 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 	}
 	// No profile directory: disposing the generation closes the context only.
 	g := newGeneration(s, n, bc, "", false)
+	pw, err := s.drv.Get(ctx)
+	if err == nil {
+		err = g.prepare(ctx, pw, false, false)
+	}
+	if err != nil {
+		_ = bc.Close()
+		return nil, fmt.Errorf("prepare the browser context: %w", err)
+	}
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Msg("browser context opened in the shared browser")
 	return g, nil
 }
