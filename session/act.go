@@ -71,7 +71,7 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.waitLoaded(ctx)
 		return
 	}
-	t.pollUntil(ctx, requestsMax, func() bool { return t.PendingSince(seq) == 0 })
+	t.pollUntil(ctx, t.g.s.cfg.settleTimeout(), func() bool { return t.PendingSince(seq) == 0 })
 }
 
 // roundTrip makes one bounded call into the page, so events an action set

@@ -31,8 +31,11 @@ func (e *Element) Click(o ClickOptions) Step {
 		mods = append(mods, playwright.KeyboardModifier(m))
 	}
 	if o.Double {
+		// Playwright's dblclick is a click with clickCount 2; playwright-go's
+		// Dblclick options carry a field the 1.64 driver refuses.
+		two := 2
 		return Step{op: "double-click " + e.Target, fn: func() error {
-			return e.loc.Dblclick(playwright.LocatorDblclickOptions{Button: &button, Modifiers: mods})
+			return e.loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods, ClickCount: &two})
 		}}
 	}
 	return Step{op: "click " + e.Target, fn: func() error {

@@ -37,35 +37,68 @@ func (g *Generation) endpoint() string {
 // or "" when the session launched it.
 func (g *Generation) Remote() string { return g.endpoint() }
 
-// attachRemote makes a generation attached to the browser at
-// cfg.CDPEndpoint. Its pages become tabs; the ref cache resolves refs of
-// snapshots an earlier generation took of the same targets.
+func (c Config) connectTimeout() time.Duration {
+	if c.CDPTimeout <= 0 {
+		return 30 * time.Second
+	}
+	return c.CDPTimeout
+}
+
+// attachRemote makes a generation attached to a browser someone else
+// started: over CDP (cfg.CDPEndpoint: its first context and pages become
+// the generation's; the ref cache resolves refs of snapshots an earlier
+// generation took of the same targets), or through a Playwright server
+// (cfg.Endpoint: a new context with the session's context options).
+// Connecting is bounded by cfg.CDPTimeout; a failure keeps nothing, so the
+// next call tries again.
 func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) {
 	pw, err := s.drv.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	timeout := s.cfg.launchTimeout()
+	timeout := s.cfg.connectTimeout()
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = max(time.Until(dl), time.Second)
+		timeout = min(timeout, max(time.Until(dl), time.Second))
 	}
-	br, err := pw.Chromium.ConnectOverCDP(s.cfg.CDPEndpoint, playwright.BrowserTypeConnectOverCDPOptions{
-		Timeout: playwright.Float(float64(timeout.Milliseconds())),
-	})
+	endpoint := s.cfg.CDPEndpoint
+	var br playwright.Browser
+	if endpoint != "" {
+		br, err = pw.Chromium.ConnectOverCDP(endpoint, playwright.BrowserTypeConnectOverCDPOptions{
+			Headers: s.cfg.CDPHeaders,
+			Timeout: playwright.Float(float64(timeout.Milliseconds())),
+		})
+	} else {
+		endpoint = s.cfg.Endpoint
+		br, err = pw.Chromium.Connect(endpoint, playwright.BrowserTypeConnectOptions{
+			Headers: s.cfg.EndpointHeaders,
+			Timeout: playwright.Float(float64(timeout.Milliseconds())),
+		})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to the browser at %s: %w", s.cfg.CDPEndpoint, classify("connect", err, false))
+		return nil, fmt.Errorf("connect to the browser at %s within %s (check that it runs and answers there; the next call tries again): %w",
+			endpoint, timeout, classify("connect", err, false))
 	}
 	var bc playwright.BrowserContext
-	if cs := br.Contexts(); len(cs) > 0 {
+	if cs := br.Contexts(); s.cfg.CDPEndpoint != "" && len(cs) > 0 {
 		bc = cs[0]
-	} else if bc, err = br.NewContext(); err != nil {
-		_ = br.Close()
-		return nil, fmt.Errorf("open a context in the browser at %s: %w", s.cfg.CDPEndpoint, err)
+	} else {
+		opts, oerr := s.cfg.newContextOptions(pw)
+		if oerr == nil {
+			bc, oerr = br.NewContext(opts)
+		}
+		if oerr != nil {
+			_ = br.Close()
+			return nil, fmt.Errorf("open a context in the browser at %s: %w", endpoint, oerr)
+		}
 	}
 	g := newGeneration(s, n, bc, "", false)
-	g.remote = &remoteBrowser{endpoint: s.cfg.CDPEndpoint, browser: br}
+	g.remote = &remoteBrowser{endpoint: endpoint, browser: br}
 	br.OnDisconnected(func(playwright.Browser) { g.markLost() })
+	if err := g.prepare(ctx, pw, false, s.cfg.CDPEndpoint != ""); err != nil {
+		g.remote.detach()
+		return nil, fmt.Errorf("prepare the browser context at %s: %w", endpoint, err)
+	}
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Msg("attached to a remote browser")
 	return g, nil
 }

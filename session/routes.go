@@ -178,7 +178,14 @@ func (g *Generation) RemoveRoutes(ctx context.Context, pattern string) (int, err
 	}
 	// Playwright unregisters every handler of the pattern: put back those
 	// of routes added with it meanwhile.
-	return n, g.reinstall(ctx, func(e *routeEntry) bool { return e.spec.Pattern == pattern })
+	if err := g.reinstall(ctx, func(e *routeEntry) bool { return e.spec.Pattern == pattern }); err != nil {
+		return n, err
+	}
+	if pattern == "**" {
+		// Unroute("**") took the session's origin filter (origins.go) along.
+		return n, g.filterOrigins(ctx)
+	}
+	return n, nil
 }
 
 // RemoveAllRoutes removes every route and returns how many there were.
@@ -190,7 +197,11 @@ func (g *Generation) RemoveAllRoutes(ctx context.Context) (int, error) {
 	if err := run(ctx, g, "unroute", stopOn{}, func() error { return g.bc.UnrouteAll() }); err != nil {
 		return n, err
 	}
-	return n, g.reinstall(ctx, func(*routeEntry) bool { return true })
+	if err := g.reinstall(ctx, func(*routeEntry) bool { return true }); err != nil {
+		return n, err
+	}
+	// UnrouteAll took the session's origin filter (origins.go) along.
+	return n, g.filterOrigins(ctx)
 }
 
 // reinstall registers again the handlers of listed routes that match,

@@ -70,6 +70,9 @@ type Config struct {
 	// one: its first context and pages become the generation's. Closing the
 	// generation disconnects and leaves the browser running.
 	CDPEndpoint string
+	// SettleTimeout bounds how long an action waits for the requests it
+	// set off to end (--timeout-settle). If zero, 500ms.
+	SettleTimeout time.Duration
 	// CDPHeaders are sent with the CDP connect request.
 	CDPHeaders map[string]string
 	// CDPTimeout bounds connecting to CDPEndpoint or Endpoint. If zero, 30s.
@@ -104,6 +107,13 @@ func (c Config) navigationTimeout() time.Duration {
 		return 60 * time.Second
 	}
 	return c.NavigationTimeout
+}
+
+func (c Config) settleTimeout() time.Duration {
+	if c.SettleTimeout <= 0 {
+		return requestsMax
+	}
+	return c.SettleTimeout
 }
 
 func (c Config) launchTimeout() time.Duration {

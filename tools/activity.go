@@ -36,7 +36,11 @@ func severity(typ string) int {
 }
 
 func consoleMessages(c *tabCall) error {
-	level := map[string]int{"error": 0, "warning": 1, "info": 2, "debug": 3}[c.args.String("level", "info")]
+	def := c.env.ConsoleLevel
+	if def == "" {
+		def = "info"
+	}
+	level := map[string]int{"error": 0, "warning": 1, "info": 2, "debug": 3}[c.args.String("level", def)]
 	entries := c.tab.Console(!c.args.Bool("all", false))
 	var b strings.Builder
 	n := 0

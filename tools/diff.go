@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
@@ -11,24 +12,57 @@ import (
 const (
 	// diffBudget bounds a diff after an action.
 	diffBudget = 6000
-	// fullBudget bounds a whole-page snapshot inlined in an action response
-	// (navigate, or an action that replaced the page); browser_snapshot has
-	// no such bound unless asked.
-	fullBudget = 40000
+	// inlineBudget bounds a whole-page snapshot inlined by --snapshot-mode
+	// inline (navigate, or an action that replaced the page).
+	inlineBudget = 40000
+	// outlineBudget bounds the outline of a large page after
+	// browser_navigate (--snapshot-mode outline): well under what an agent
+	// on upstream reads to locate one element (a ~400-character navigate
+	// response and a browser_find, 1.4k–4k characters in all).
+	outlineBudget = 900
+	// actionOutlineBudget bounds the outline after an action that moved to
+	// another page: the agent learns where it landed (title, regions, h1,
+	// fields) for about what upstream's click response costs.
+	actionOutlineBudget = 500
+	// smallPage is the largest snapshot outline mode inlines whole: up to
+	// here the whole page costs no more than an outline plus the
+	// browser_find an agent would need next, and saves that call.
+	smallPage = 2000
 	// diffCollapse: an added list of more than 2×diffCollapse items shows
 	// its first diffCollapse, then one line naming the ref that holds the rest.
 	diffCollapse = 5
+	// navFindMatches bounds the matches browser_navigate's find lists.
+	navFindMatches = 8
 )
+
+// Snapshot modes (--snapshot-mode).
+const (
+	modeOutline = "outline"
+	modeInline  = "inline"
+	modeFull    = "full"
+	modeNone    = "none"
+)
+
+func (c *tabCall) snapshotMode() string {
+	if c.env.SnapshotMode == "" {
+		return modeOutline
+	}
+	return c.env.SnapshotMode
+}
 
 // addDiff sets the Snapshot section after an action: what the action
 // changed, or the new page when it navigated.
 func (c *tabCall) addDiff() {
+	mode := c.snapshotMode()
+	if mode == modeNone {
+		return
+	}
 	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
 	if err != nil {
 		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 		return
 	}
-	if c.before == nil || c.tab.LastNavSeq() != c.navBefore {
+	if mode == modeFull || c.before == nil || c.tab.LastNavSeq() != c.navBefore {
 		c.setFull(snap.Text)
 		return
 	}
@@ -48,11 +82,67 @@ func (c *tabCall) addDiff() {
 	c.resp.SetSnapshot(fmt.Sprintf("- Changes (+ added, - removed; full page: browser_snapshot):\n%s", fence("diff", d.Text)))
 }
 
-// setFull inlines the whole snapshot, bounded.
+// setFull sets the Snapshot section for a page the agent has not seen yet
+// (after navigate, or an action that replaced the page), as the snapshot
+// mode says: the whole page (full), the whole page up to inlineBudget
+// (inline), nothing (none), or (outline) the whole page when it is small,
+// else its outline and the ways to see more. browser_navigate's find
+// argument replaces the outline with the elements that match.
 func (c *tabCall) setFull(text string) {
-	if cut, truncated := snapshot.Truncate(text, fullBudget); truncated {
-		c.resp.SetSnapshot(fence("yaml", cut) + fmt.Sprintf("\n- Snapshot cut at %d characters: browser_snapshot with query, interactive or maxChars shows the rest", fullBudget))
+	switch c.snapshotMode() {
+	case modeNone:
+		return
+	case modeFull:
+		c.resp.SetSnapshot(fence("yaml", text))
+		return
+	case modeInline:
+		if cut, truncated := snapshot.Truncate(text, inlineBudget); truncated {
+			c.resp.SetSnapshot(fence("yaml", cut) + fmt.Sprintf("\n- Snapshot cut at %d characters: browser_snapshot with query, interactive or maxChars shows the rest", inlineBudget))
+			return
+		}
+		c.resp.SetSnapshot(fence("yaml", text))
 		return
 	}
-	c.resp.SetSnapshot(fence("yaml", text))
+	size := utf8.RuneCountInString(text)
+	find := c.args.String("find", "")
+	if size <= smallPage && find == "" {
+		c.resp.SetSnapshot(fence("yaml", text))
+		return
+	}
+	tree, err := snapshot.Parse(text)
+	if err != nil {
+		c.setFullInline(text)
+		return
+	}
+	if find != "" {
+		res := snapshot.Search(tree, snapshot.TextMatcher(find), snapshot.SearchOptions{Max: navFindMatches})
+		if res.Total == 0 {
+			c.resp.SetSnapshot(fmt.Sprintf("- No element matches %q on this page (%d characters): try fewer words, browser_find with a regex, or browser_snapshot", clipArg(find), size))
+			return
+		}
+		c.resp.SetSnapshot(fmt.Sprintf("- Matches (page: %d chars):\n%s", size, fence("yaml", snapshot.RenderMatches(res, 2000))))
+		return
+	}
+	budget := outlineBudget
+	if c.snapshot == snapDiff {
+		budget = actionOutlineBudget
+	}
+	c.resp.SetSnapshot(fmt.Sprintf("- Outline of a %d-char page:\n%s\n%s", size, fence("yaml", snapshot.Outline(tree, snapshot.OutlineOptions{Budget: budget})), morePointer))
+}
+
+// morePointer tells an agent reading an outline how to get more, cheapest
+// first.
+const morePointer = "- More: browser_find text=…; browser_snapshot target=<region ref>, query=…, interactive=true or maxChars=N; browser_snapshot for all"
+
+func (c *tabCall) setFullInline(text string) {
+	cut, _ := snapshot.Truncate(text, inlineBudget)
+	c.resp.SetSnapshot(fence("yaml", cut))
+}
+
+// clipArg quotes at most 100 characters of an agent's argument in a message.
+func clipArg(s string) string {
+	if utf8.RuneCountInString(s) <= 100 {
+		return s
+	}
+	return string([]rune(s)[:99]) + "…"
 }

@@ -2,9 +2,11 @@ package tools
 
 import (
 	"fmt"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"regexp"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 func findTools() []*Tool {
@@ -13,8 +15,13 @@ func findTools() []*Tool {
 	}
 }
 
-// maxFindMatches bounds how many matches browser_find prints.
-const maxFindMatches = 50
+// Bounds of a browser_find answer.
+const (
+	// maxFindMatches bounds how many matches browser_find lists.
+	maxFindMatches = 20
+	// findBudget bounds the characters of the listing.
+	findBudget = 4000
+)
 
 // parseFindRegex turns "/re/flags" or "re" into a regexp.
 func parseFindRegex(s string) (*regexp.Regexp, error) {
@@ -31,7 +38,7 @@ func parseFindRegex(s string) (*regexp.Regexp, error) {
 			prefix += string(f)
 		case 'g', 'u':
 		default:
-			return nil, fmt.Errorf("unsupported regex flag %q", f)
+			return nil, fmt.Errorf("unsupported regex flag %q: use i, m or s, e.g. \"/pricing/i\"", f)
 		}
 	}
 	if prefix != "" {
@@ -39,37 +46,55 @@ func parseFindRegex(s string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(pat)
 	if err != nil {
-		return nil, fmt.Errorf("invalid regex %q: %v", s, err)
+		msg := err.Error()
+		if i := strings.Index(msg, ": `"); i > 0 {
+			msg = msg[:i] // Go quotes the whole pattern again
+		}
+		return nil, fmt.Errorf("invalid regex %q: %s; fix it, or search plain text with text", clipArg(s), msg)
 	}
 	return re, nil
 }
 
-func indentOf(line string) int {
-	return len(line) - len(strings.TrimLeft(line, " "))
-}
-
+// find lists the elements of the page's snapshot that match, ranked (exact
+// accessible name first, interactive elements before others), each with its
+// ref and its context (the landmarks and named elements around it).
 func find(c *tabCall) error {
 	text, rx := c.args.String("text", ""), c.args.String("regex", "")
-	if (text == "") == (rx == "") {
+	hasText, hasRx := c.args.Has("text"), c.args.Has("regex")
+	if hasText == hasRx {
 		return fmt.Errorf("pass exactly one of text or regex")
 	}
-	match := func(s string) bool { return strings.Contains(strings.ToLower(s), strings.ToLower(text)) }
-	if rx != "" {
+	var m snapshot.Matcher
+	var what string
+	if hasText {
+		if err := checkFindText("text", text); err != nil {
+			return err
+		}
+		m, what = snapshot.TextMatcher(text), text
+	} else {
+		if err := checkFindText("regex", rx); err != nil {
+			return err
+		}
 		re, err := parseFindRegex(rx)
 		if err != nil {
 			return err
 		}
-		match = re.MatchString
+		m, what = snapshot.RegexMatcher{Regexp: re}, rx
 	}
 	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
 	if err != nil {
 		return err
 	}
-	out := findInSnapshot(snap.Text, match, 3)
-	if out == "" {
-		c.resp.Result("No matches in the page snapshot")
+	tree, err := snap.Tree()
+	if err != nil {
+		return err
+	}
+	res := snapshot.Search(tree, m, snapshot.SearchOptions{Max: maxFindMatches})
+	if res.Total == 0 {
+		c.resp.Result("No matches for %q in the page snapshot: try fewer or shorter words, a case-insensitive regex such as \"/word/i\", or browser_snapshot", clipArg(what))
 		return nil
 	}
+	out := snapshot.RenderMatches(res, findBudget)
 	if name := c.args.String("filename", ""); name != "" {
 		p, err := c.env.writeOutput(name, "find", ".yml", []byte(out))
 		if err != nil {
@@ -80,50 +105,4 @@ func find(c *tabCall) error {
 	}
 	c.resp.ResultText(fence("yaml", out))
 	return nil
-}
-
-// findInSnapshot returns the matching lines, each under its ancestor path and
-// followed by up to context lines of its subtree; overlapping snippets merge.
-func findInSnapshot(snap string, match func(string) bool, context int) string {
-	lines := strings.Split(strings.TrimRight(snap, "\n"), "\n")
-	keep := make([]bool, len(lines))
-	matches := 0
-	for i, l := range lines {
-		if !match(l) {
-			continue
-		}
-		if matches++; matches > maxFindMatches {
-			break
-		}
-		keep[i] = true
-		ind := indentOf(l)
-		for j := i - 1; j >= 0 && ind > 0; j-- {
-			if k := indentOf(lines[j]); k < ind {
-				keep[j] = true
-				ind = k
-			}
-		}
-		base := indentOf(l)
-		for j, n := i+1, 0; j < len(lines) && n < context && indentOf(lines[j]) > base; j, n = j+1, n+1 {
-			keep[j] = true
-		}
-	}
-	var b strings.Builder
-	prev := -1
-	for i, k := range keep {
-		if !k {
-			continue
-		}
-		// Mark skipped siblings; a jump down the ancestor path needs no mark.
-		if prev >= 0 && i != prev+1 && indentOf(lines[i]) <= indentOf(lines[prev]) {
-			b.WriteString(strings.Repeat(" ", indentOf(lines[i])) + "# …\n")
-		}
-		b.WriteString(lines[i])
-		b.WriteByte('\n')
-		prev = i
-	}
-	if matches > maxFindMatches {
-		fmt.Fprintf(&b, "# more than %d matches; refine the search\n", maxFindMatches)
-	}
-	return strings.TrimRight(b.String(), "\n")
 }

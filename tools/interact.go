@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -38,10 +39,17 @@ func (c *tabCall) settle(navBefore, seq int) {
 }
 
 func click(c *tabCall) error {
-	el, err := c.locate(c.args.String("target", ""))
+	target := c.args.String("target", "")
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
+	count := 1
+	if c.args.Bool("doubleClick", false) {
+		count = 2
+	}
+	c.resp.Code().Action(codegen.Action{Name: "click", Selector: c.codeSelector(el, target),
+		Button: c.args.String("button", "left"), Modifiers: c.args.Strings("modifiers"), ClickCount: count})
 	return c.act(el.Click(session.ClickOptions{
 		Button:    c.args.String("button", "left"),
 		Modifiers: c.args.Strings("modifiers"),
@@ -57,7 +65,8 @@ func typeText(c *tabCall) error {
 	if len(text) > maxTypeText {
 		return fmt.Errorf("text is %d bytes; at most %d can be typed in one call — split it, or set the value with browser_evaluate", len(text), maxTypeText)
 	}
-	el, err := c.locate(c.args.String("target", ""))
+	target := c.args.String("target", "")
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
@@ -65,12 +74,24 @@ func typeText(c *tabCall) error {
 	if slowly && len(text) > 4096 {
 		return fmt.Errorf("slowly types one key at a time; %d characters is too many (at most 4096)", len(text))
 	}
-	steps := []session.Step{el.Fill(text)}
+	// Text equal to a --secrets name is typed as the secret's value.
+	value, codeText, secret := c.lookupSecret(text)
+	sel := c.codeSelector(el, target)
+	steps := []session.Step{el.Fill(value)}
 	if slowly {
-		steps = []session.Step{el.Type(text)}
+		steps = []session.Step{el.Type(value)}
+		// Upstream prints this line in TypeScript whatever --codegen says.
+		arg := codegen.Quote(text)
+		if secret {
+			arg = codegen.SecretCode(c.env.Output.lang(), text)
+		}
+		c.resp.Code().Add("await page." + codegen.AsLocator(codegen.TypeScript, sel) + ".pressSequentially(" + arg + ");")
+	} else {
+		c.resp.Code().Action(codegen.Action{Name: "fill", Selector: sel, Text: codeText})
 	}
 	if c.args.Bool("submit", false) {
 		steps = append(steps, el.Press("Enter"))
+		c.resp.Code().Action(codegen.Action{Name: "press", Selector: sel, Key: "Enter"})
 	}
 	return c.act(steps...)
 }
@@ -80,14 +101,18 @@ func pressKey(c *tabCall) error {
 	if strings.TrimSpace(key) == "" {
 		return fmt.Errorf("key is empty: pass a key name like Enter, ArrowLeft or a character")
 	}
+	c.resp.Code().Add("// Press " + key)
+	c.resp.Code().Add("await page.keyboard.press(" + codegen.Quote(key) + ");")
 	return c.act(c.tab.PressKey(key))
 }
 
 func hover(c *tabCall) error {
-	el, err := c.locate(c.args.String("target", ""))
+	target := c.args.String("target", "")
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
+	c.resp.Code().Action(codegen.Action{Name: "hover", Selector: c.codeSelector(el, target)})
 	return c.act(el.Hover())
 }
 
@@ -100,14 +125,29 @@ func drag(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("end: %w", err)
 	}
-	return c.act(from.DragTo(to))
+	// Upstream prints this line in TypeScript whatever --codegen says, and
+	// only once the drag succeeded.
+	var line string
+	if c.env.Output.lang() != codegen.None {
+		a, b := c.codeSelector(from, c.args.String("startTarget", "")), c.codeSelector(to, c.args.String("endTarget", ""))
+		line = "await page." + codegen.AsLocator(codegen.TypeScript, a) + ".dragTo(page." + codegen.AsLocator(codegen.TypeScript, b) + ");"
+	}
+	if err := c.act(from.DragTo(to)); err != nil {
+		return err
+	}
+	if line != "" {
+		c.resp.Code().Add(line)
+	}
+	return nil
 }
 
 func selectOption(c *tabCall) error {
-	el, err := c.locate(c.args.String("target", ""))
+	target := c.args.String("target", "")
+	el, err := c.locate(target)
 	if err != nil {
 		return err
 	}
+	c.resp.Code().Action(codegen.Action{Name: "select", Selector: c.codeSelector(el, target), Options: c.args.Strings("values")})
 	return c.act(el.SelectOption(c.args.Strings("values")))
 }
 
@@ -132,15 +172,21 @@ func fillForm(c *tabCall) error {
 		if typ == "checkbox" && value != "true" && value != "false" {
 			return fmt.Errorf("field %d (%s): a checkbox value must be \"true\" or \"false\", got %q", i+1, name, value)
 		}
+		sel := c.codeSelector(el, target)
 		switch typ {
 		case "textbox", "slider":
-			steps = append(steps, el.Fill(value).Named("fill "+name))
+			v, codeText, _ := c.lookupSecret(value)
+			steps = append(steps, el.Fill(v).Named("fill "+name))
+			c.resp.Code().Action(codegen.Action{Name: "fill", Selector: sel, Text: codeText})
 		case "checkbox":
 			steps = append(steps, el.SetChecked(value == "true").Named("fill "+name))
+			c.resp.Code().Action(codegen.Action{Name: map[bool]string{true: "check", false: "uncheck"}[value == "true"], Selector: sel})
 		case "radio":
 			steps = append(steps, el.Check().Named("fill "+name))
+			c.resp.Code().Action(codegen.Action{Name: map[bool]string{true: "check", false: "uncheck"}[value == "true"], Selector: sel})
 		case "combobox":
 			steps = append(steps, el.SelectOption([]string{value}).Named("fill "+name))
+			c.resp.Code().Action(codegen.Action{Name: "select", Selector: sel, Options: []string{value}})
 		}
 	}
 	return c.act(steps...)

@@ -1,16 +1,47 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func navigateTools() []*Tool {
 	return []*Tool{
-		{Def: upstreamDef("browser_navigate"), Cap: "core", Handle: tabTool("browser_navigate", tabOpts{snapshot: snapFull}, navigate)},
+		{Def: navigateDef(), Cap: "core", Handle: tabTool("browser_navigate", tabOpts{snapshot: snapFull}, navigate)},
 		{Def: upstreamDef("browser_navigate_back"), Cap: "core", Handle: tabTool("browser_navigate_back", tabOpts{snapshot: snapFull}, navigateBack)},
 	}
+}
+
+// navigateDef is upstream's browser_navigate plus find: the words an agent
+// is looking for on the new page, answered with the matching elements
+// instead of the page's outline.
+func navigateDef() mcp.Tool {
+	def := upstreamDef("browser_navigate")
+	var s map[string]any
+	_ = json.Unmarshal(def.RawInputSchema, &s)
+	s["properties"].(map[string]any)["find"] = map[string]any{"type": "string", "description": "Text you are looking for: list matching elements with refs instead of the page outline"}
+	def.RawInputSchema, _ = json.Marshal(s)
+	return def
+}
+
+// maxFindText bounds browser_find's text and browser_navigate's find.
+const maxFindText = 1000
+
+// checkFindText refuses an empty or oversized search text.
+func checkFindText(arg, s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return fmt.Errorf("%s is empty: pass a few words of the element's name or text", arg)
+	case len(s) > maxFindText:
+		return fmt.Errorf("%s is %d characters long (at most %d): pass a few words of the element's name or text", arg, len(s), maxFindText)
+	}
+	return nil
 }
 
 // checkURL normalises a URL an agent asked for and refuses schemes that are
@@ -56,6 +87,13 @@ func checkURL(raw string, allowFile bool) (string, error) {
 }
 
 func navigate(c *tabCall) error {
+	if c.args.Has("find") {
+		if err := checkFindText("find", c.args.String("find", "")); err != nil {
+			c.resp.Error("%v", err)
+			c.snapshot = snapNone
+			return nil
+		}
+	}
 	target, err := checkURL(c.args.String("url", ""), c.env.AllowUnrestrictedFileAccess)
 	if err != nil {
 		c.resp.Error("%v", err)
@@ -68,6 +106,7 @@ func navigate(c *tabCall) error {
 		c.snapshot = snapNone
 		return nil
 	}
+	c.resp.Code().Action(codegen.Action{Name: "navigate", URL: target})
 	if status >= 400 {
 		c.resp.Result("Navigated to %s (HTTP status %d)", target, status)
 	}
@@ -79,6 +118,7 @@ func navigateBack(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("go back: %w", err)
 	}
+	c.resp.Code().Add("await page.goBack();")
 	if !moved {
 		c.resp.Result("There is no previous page in this tab's history")
 	}

@@ -22,6 +22,9 @@ type SessionFunc func(ctx context.Context) (*session.Session, error)
 
 // Env is what the tools need from the server.
 type Env struct {
+	// ConsoleLevel is the level browser_console_messages uses when the
+	// agent gives none (--console-level). If empty, info.
+	ConsoleLevel string
 	// Session finds the caller's session.
 	Session SessionFunc
 	// Binary returns the resolved browser binary (waiting for its resolution),
@@ -47,6 +50,17 @@ type Env struct {
 	// CallTimeout bounds one tool call, a backstop beyond each step's own
 	// bound. If zero, 3 minutes.
 	CallTimeout time.Duration
+	// Output is the code language, the secrets and the image policy every
+	// answer goes through (tools/codegen.go); the zero value is upstream's
+	// default: TypeScript code, no secrets, images allowed.
+	Output Output
+	// Config, if set, is the resolved configuration browser_get_config
+	// shows (credentials already redacted).
+	Config func() any
+	// SnapshotMode is what navigation and action responses carry (the
+	// --snapshot-mode flag): "outline" (the default when empty), "inline",
+	// "full" or "none"; see tools/diff.go.
+	SnapshotMode string
 
 	// listed are the tools Register added, in order.
 	listed []*Tool
@@ -103,6 +117,7 @@ func families() []func() []*Tool {
 		labelsTools,
 		pdfTools,
 		testingTools,
+		configTools,
 	}
 }
 
@@ -145,7 +160,7 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 		defer func() {
 			if p := recover(); p != nil {
 				env.Log.Error().Str("tool", t.Def.Name).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("tool panicked")
-				res = (&Response{}).Error("internal error in %s: %v", t.Def.Name, p).Build()
+				res = env.build((&Response{}).Error("internal error in %s: %v", t.Def.Name, p))
 				err = nil
 			}
 		}()
@@ -155,7 +170,7 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 		}
 		if aerr != nil {
 			env.Log.Debug().Str("tool", t.Def.Name).Err(aerr).Msg("bad arguments")
-			return (&Response{}).Error("%s: %v", t.Def.Name, aerr).Build(), nil
+			return env.build((&Response{}).Error("%s: %v", t.Def.Name, aerr)), nil
 		}
 		timeout := env.CallTimeout
 		if timeout <= 0 {
@@ -169,7 +184,7 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 		}
 		r := t.Handle(ctx, env, Args{m: args, aliases: t.Aliases})
 		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")
-		return r.Build(), nil
+		return env.build(r), nil
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 )
 
 // Response collects the sections of a tool's answer, rendered in upstream's
@@ -22,7 +24,15 @@ type Response struct {
 	structured any
 	// raw, when set, replaces the markdown body (info tools answer JSON).
 	raw *string
+	// code is the Playwright code the call ran; Env.build renders it into
+	// codeLines in the --codegen language, fenced as codeFence.
+	code      codegen.Code
+	codeLines []string
+	codeFence string
 }
+
+// Code is the Playwright code the call ran ("### Ran Playwright code").
+func (r *Response) Code() *codegen.Code { return &r.code }
 
 // Error adds an error line and marks the response as failed.
 func (r *Response) Error(format string, args ...any) *Response {
@@ -98,6 +108,9 @@ func (r *Response) markdown() string {
 	}
 	section("Error", r.err)
 	section("Result", r.result)
+	if len(r.codeLines) > 0 {
+		section("Ran Playwright code", []string{fence(r.codeFence, strings.Join(r.codeLines, "\n"))})
+	}
 	section("Open tabs", r.tabs)
 	section("Page", r.page)
 	section("Modal state", r.modal)

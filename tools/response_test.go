@@ -29,32 +29,6 @@ func TestResponseSections(t *testing.T) {
 	}
 }
 
-func TestFindInSnapshot(t *testing.T) {
-	snap := `- generic [ref=e1]:
-  - navigation [ref=e2]:
-    - link "Home" [ref=e3]:
-      - /url: /
-  - main [ref=e4]:
-    - heading "Orders" [ref=e5]
-    - list [ref=e6]:
-      - listitem [ref=e7]: Apple pie
-      - listitem [ref=e8]: Cherry
-      - listitem [ref=e9]: Apple tart`
-	got := findInSnapshot(snap, func(s string) bool { return strings.Contains(s, "Apple") }, 3)
-	want := `- generic [ref=e1]:
-  - main [ref=e4]:
-    - list [ref=e6]:
-      - listitem [ref=e7]: Apple pie
-      # …
-      - listitem [ref=e9]: Apple tart`
-	if got != want {
-		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
-	}
-	if findInSnapshot(snap, func(string) bool { return false }, 3) != "" {
-		t.Fatal("no match should be empty")
-	}
-}
-
 func BenchmarkResponseBuild(b *testing.B) {
 	var sb strings.Builder
 	for i := 0; i < 1500; i++ {

@@ -79,7 +79,7 @@ func TestDefaultToolList(t *testing.T) {
 }
 
 // extended lists the upstream tools this server adds properties to.
-var extended = map[string]bool{"browser_snapshot": true}
+var extended = map[string]bool{"browser_snapshot": true, "browser_navigate": true}
 
 func canonV(t *testing.T, v any) string {
 	b, err := json.Marshal(v)

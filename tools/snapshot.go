@@ -105,6 +105,10 @@ func snapshotCall(c *tabCall) error {
 		if mode == "ai" {
 			tree = filterTree(tree, a, 0)
 		}
+		if q := a.String("query", ""); q != "" && len(tree.Roots) == 0 {
+			c.resp.Result("Nothing in the %s snapshot matches all of %q: use fewer words (every word must appear on one line), or browser_find with a regex", mode, clipArg(q))
+			return nil
+		}
 		text = tree.Render()
 		if mode != "ai" {
 			text = relativeURLs(text, c.tab.URL())

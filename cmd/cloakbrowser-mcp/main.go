@@ -5,6 +5,7 @@
 //	cloakbrowser-mcp install [--driver-only]
 //	cloakbrowser-mcp doctor [--json] [--no-launch]
 //	cloakbrowser-mcp version
+//	cloakbrowser-mcp smoke [flags] FILE...   run smoke scenarios (pkg/smoke)
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/smoke"
 )
 
 func main() {
@@ -29,6 +31,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && !isFlag(args[0]) {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "smoke" { // flags of its own: see pkg/smoke
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "cloakbrowser-mcp: smoke: %v\n", err)
+			return 1
+		}
+		return smoke.Main(context.Background(), self, args, stdout, stderr)
+	}
 	local := map[string]bool{}
 	for _, f := range []string{"--json", "--no-launch", "--driver-only"} {
 		if i := slices.Index(args, f); i >= 0 {
@@ -36,9 +46,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			args = slices.Delete(args, i, i+1)
 		}
 	}
-	cfg, rest, err := config.Load(args, os.Getenv, stderr)
+	if slices.Contains(args, "--version") || slices.Contains(args, "-V") {
+		fmt.Fprintln(stdout, server.VersionString())
+		return 0
+	}
+	cfg, rest, err := config.Load(args, os.Getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
+	}
+	var unknown *config.UnknownFlagError
+	if errors.As(err, &unknown) {
+		fmt.Fprintf(stderr, "cloakbrowser-mcp: %v\n", err)
+		return 2
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cloakbrowser-mcp: %v\n(run with --help for the flags)\n", err)
@@ -51,6 +70,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	switch cmd {
 	case "serve":
+		// Bad input refuses to start with the flag, the value and what is
+		// accepted, before anything is launched.
+		if err := cfg.Validate(); err != nil {
+			fmt.Fprintf(stderr, "cloakbrowser-mcp: %v\n", err)
+			return 2
+		}
 		if err := server.Run(ctx, cfg, stdin, stdout, stderr); err != nil {
 			fmt.Fprintf(stderr, "cloakbrowser-mcp: %v\n", err)
 			return 1
@@ -67,7 +92,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		config.PrintUsage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "cloakbrowser-mcp: unknown command %q (serve, install, doctor, version)\n", cmd)
+		fmt.Fprintf(stderr, "cloakbrowser-mcp: unknown command %q (serve, install, doctor, smoke, version)\n", cmd)
 		return 2
 	}
 }

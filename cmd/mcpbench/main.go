@@ -20,7 +20,9 @@
 // scripted session (navigate and snapshot every fixture page, click and
 // type on the form, act-and-observe on the form and the SPA, memory and
 // CPU of the process tree) runs once per server in the first round's
-// process. Act-and-observe counts the characters an agent must read to see
+// process. The agent tasks (tasks.go) run last, on a fresh process of
+// each server, and count every character a scripted agent reads to finish
+// a targeted or an exploratory task. Act-and-observe counts the characters an agent must read to see
 // a click's effect: the response, the snapshot file it links to, and a
 // follow-up snapshot if the effect is still not visible.
 package main
@@ -67,6 +69,7 @@ type options struct {
 	deadline     time.Duration
 	warmup       bool
 	verbose      bool
+	agentTasks   bool
 }
 
 func main() {
@@ -103,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.deadline, "deadline", 12*time.Minute, "bound on the whole run")
 	fs.BoolVar(&o.warmup, "warmup", true, "start each server once, unmeasured, before measuring")
 	fs.BoolVar(&o.verbose, "v", false, "print server stderr when something fails")
+	fs.BoolVar(&o.agentTasks, "agent-tasks", true, "run the agent-task token benchmark (issue 18) on a fresh process of each server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -221,7 +225,9 @@ func bench1(o options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--dump: %w", err)
 		}
 	}
-	base, err := os.MkdirTemp("", "mcpbench-")
+	// Short names: Chromium refuses a SingletonSocket path over 107 bytes,
+	// and each server's profile lives under base/<server>/tmp/….
+	base, err := os.MkdirTemp("", "mb")
 	if err != nil {
 		return err
 	}
@@ -303,6 +309,9 @@ func bench1(o options, stdout, stderr io.Writer) error {
 			b.logf("round %d/%d: %s, first navigate after 2 s idle", round+1, o.rounds, n)
 			b.warmRun(ctx, n)
 		}
+	}
+	if o.agentTasks {
+		b.agentRun(ctx, names)
 	}
 	b.stopAll()
 	if ctx.Err() != nil {

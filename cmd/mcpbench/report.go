@@ -55,7 +55,7 @@ func rowSpecs() []rowSpec {
 		rowSpec{"CPU browser, whole session", "ms", 0},
 		rowSpec{"shutdown (stdin closed → all gone)", "ms", 0},
 	)
-	return rows
+	return append(rows, agentRowSpecs()...)
 }
 
 // results collects one server's samples per row.

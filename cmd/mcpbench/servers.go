@@ -95,7 +95,7 @@ var errMissingTool = errors.New("tool not offered by this server")
 // base and initializes an MCP client; both servers go through this same
 // code so their timings compare.
 func startProc(ctx context.Context, spec serverSpec, base, marker, dump string, timeout time.Duration) (*proc, error) {
-	dir, err := os.MkdirTemp(base, spec.Name+"-")
+	dir, err := os.MkdirTemp(base, spec.Name[:1]) // short: see base in main.go
 	if err != nil {
 		return nil, err
 	}

@@ -81,6 +81,131 @@ type Config struct {
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string
 
+	// Drop-in settings: @playwright/mcp's options, with its names.
+
+	// Codegen is the language of "### Ran Playwright code": typescript
+	// (default), python, java, csharp or none (no section).
+	Codegen string
+	// SecretsFile is the dotenv file Secrets was read from ("" for none).
+	SecretsFile string
+	// Secrets maps a secret's NAME to its value (from SecretsFile, or the
+	// config file's "secrets"). If nil, there are no secrets. Text the agent
+	// types that equals a NAME is typed as its value; values are redacted from
+	// every response and log as <secret>NAME</secret>.
+	Secrets map[string]string
+	// ImageResponses is allow (default), omit or only.
+	ImageResponses string
+	// SnapshotMode is what navigation and action responses show of the
+	// page (--snapshot-mode): "outline" (default: small pages whole, large
+	// ones as a budgeted outline; actions show a diff), "inline" (the whole
+	// page up to 40,000 characters), "full" (the whole page, unbounded, as
+	// upstream) or "none" (no snapshot; call browser_snapshot).
+	SnapshotMode string
+	// SnapshotBoxes adds [box=x,y,w,h] to snapshot lines. Default false.
+	SnapshotBoxes bool
+	// NoWebMCP stops collecting and exposing the page's WebMCP tools.
+	NoWebMCP bool
+	// ConsoleLevel is the least severe console message browser_console_messages
+	// returns: error, warning, info (default) or debug.
+	ConsoleLevel string
+	// TimeoutSettle bounds how long an action waits for the requests it set
+	// off to end. If zero, the session's default (2s: longer than
+	// upstream's 500ms, so a slow XHR shows in the action's diff).
+	TimeoutSettle time.Duration
+	// TimeoutExpect bounds assertions (config file timeouts.expect). If zero,
+	// TimeoutAction.
+	TimeoutExpect time.Duration
+	// IdleTimeout closes the browser after this long without a completed
+	// tool call; the next call relaunches it. If nil: 1h when headless, never
+	// when headed. A zero value disables it. See IdleAfter.
+	IdleTimeout *time.Duration
+
+	// Browser is upstream's --browser: "" or chromium (the resolved
+	// CloakBrowser/Chromium), chrome*, msedge* (a Chromium-family binary of
+	// that channel, when installed). firefox and webkit are refused.
+	Browser string
+	// Device is a Playwright device descriptor name ("iPhone 15"); "" none.
+	Device string
+	// Mobile emulates upstream's generic mobile device (Pixel 10 when the
+	// driver knows it, else the newest Pixel it has).
+	Mobile bool
+	// UserAgent overrides the browser's user agent; "" keeps it.
+	UserAgent string
+	// GrantPermissions are granted to every context ("geolocation", …).
+	GrantPermissions []string
+	// IgnoreHTTPSErrors accepts invalid certificates.
+	IgnoreHTTPSErrors bool
+	// ProxyServer is http://, https://, socks4:// or socks5:// host:port,
+	// optionally with user:password@; "" means no proxy.
+	ProxyServer string
+	// ProxyBypass is a comma-separated list of hosts not proxied.
+	ProxyBypass string
+	// BlockServiceWorkers stops pages registering service workers.
+	BlockServiceWorkers bool
+	// StorageState is a storage-state JSON file loaded into every new
+	// context (cookies and localStorage); "" none.
+	StorageState string
+	// InitScripts are JavaScript files run in every page before its scripts.
+	InitScripts []string
+	// TestIDAttribute is the attribute getByTestId uses. Default data-testid.
+	TestIDAttribute string
+	// SaveSession writes each tool call and its response to a session log
+	// in OutputDir.
+	SaveSession bool
+	// SharedBrowserContext makes HTTP sessions of one principal (one auth
+	// token) share one browser context; different principals never do.
+	SharedBrowserContext bool
+	// AllowedOrigins, if set, lets the browser request only these origins
+	// (scheme://host[:port], or host patterns). Not a security boundary.
+	AllowedOrigins []string
+	// BlockedOrigins are origins the browser may not request; evaluated
+	// before AllowedOrigins. Not a security boundary.
+	BlockedOrigins []string
+	// OutputMaxSize, if positive, evicts the oldest files in OutputDir once
+	// their total passes this many bytes. If zero, no limit.
+	OutputMaxSize int64
+	// FilePaths renders paths in tool results "relative" (default, to the
+	// working directory) or "absolute".
+	FilePaths string
+	// Context holds browser.contextOptions keys (and the bridge's
+	// CLOAK_PLAYWRIGHT_MCP_CONTEXT_OPTIONS) beyond those with a flag.
+	Context ContextOptions
+	// Launch holds browser.launchOptions keys beyond those with a flag.
+	Launch LaunchOptions
+
+	// CDPEndpoint attaches to a running browser over CDP instead of
+	// launching one; "" launches.
+	CDPEndpoint string
+	// CDPHeaders are sent with the CDP connect request.
+	CDPHeaders map[string]string
+	// CDPTimeout bounds connecting to CDPEndpoint. Default 30s.
+	CDPTimeout time.Duration
+	// Endpoint is a Playwright server (ws://…, e.g. the driver's
+	// run-server) to connect to instead of launching; "" launches.
+	Endpoint string
+	// EndpointHeaders are sent with the Endpoint connect request.
+	EndpointHeaders map[string]string
+
+	// Refused options: set only to produce a clear start error.
+	Extension      bool
+	InitPage       []string
+	ProfileDirName string
+
+	// Bridge options (swimmwatch/cloakbrowser-mcp).
+
+	// BrowserEngine is cloak (default: CloakBrowser) or playwright (a plain
+	// system Chromium, no stealth arguments).
+	BrowserEngine string
+	// ReleaseChannel is CloakBrowser's stable (default) or preview.
+	ReleaseChannel string
+	// StealthArgs is accepted for the bridge: stealth arguments are always
+	// on with the cloak engine.
+	StealthArgs bool
+	// ConsoleFallback is accepted for the bridge: console capture is native.
+	ConsoleFallback bool
+	// GeoIPProxyMatch is refused: it needs CloakBrowser's GeoIP database.
+	GeoIPProxyMatch bool
+
 	// HTTP is the Streamable HTTP transport's configuration.
 	HTTP HTTP
 	// CDP is the leased CDP proxy's configuration.
@@ -105,6 +230,9 @@ type HTTP struct {
 	Protocol string
 	// CertFile and KeyFile are the TLS certificate and key for https.
 	CertFile, KeyFile string
+	// PFXFile and PFXPassphrase are the bridge's PKCS#12 options; a PFXFile
+	// is refused at start (convert it to PEM).
+	PFXFile, PFXPassphrase string
 	// SessionMax caps concurrent sessions. Default 32.
 	SessionMax int
 	// SessionIdleTTL closes sessions idle this long. Default 1h.
@@ -160,6 +288,15 @@ func Default() Config {
 		MaxDownloadBytes:  256 << 20,
 		MaxDownloads:      100,
 		LogLevel:          "info",
+		Codegen:           "typescript",
+		ImageResponses:    "allow",
+		SnapshotMode:      "outline",
+		ConsoleLevel:      "info",
+		TestIDAttribute:   "data-testid",
+		FilePaths:         "relative",
+		CDPTimeout:        30 * time.Second,
+		BrowserEngine:     "cloak",
+		ReleaseChannel:    "stable",
 		HTTP: HTTP{
 			Host:           "127.0.0.1",
 			Port:           3000,
@@ -274,6 +411,11 @@ func (c Config) Validate() error {
 			bad("--caps", cp, "unknown capability; known: "+strings.Join(KnownCaps, ", "))
 		}
 	}
+	switch c.SnapshotMode {
+	case "outline", "inline", "full", "none":
+	default:
+		bad("--snapshot-mode", c.SnapshotMode, "must be outline, inline, full or none")
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -348,6 +490,7 @@ func (c Config) Validate() error {
 			bad("--cdp-advertised-scheme", s, "must be http or https")
 		}
 	}
+	c.validateDropin(bad)
 	for _, a := range c.ExtraArgs {
 		if why := reservedBrowserArg(a); why != "" {
 			bad("--extra-args", a, why)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,12 @@ type setting struct {
 	env    []string
 	help   string
 	isBool bool
-	set    func(c *Config, v string) error
+	// multi settings may repeat on the command line (and take several
+	// values after one flag, as upstream's variadic options): their values
+	// add up, replacing what the file and environment set.
+	multi bool
+	reset func(c *Config) // clears a multi setting before its first flag
+	set   func(c *Config, v string) error
 }
 
 // valueError says what a setting's value should have been, keeping the
@@ -106,7 +112,10 @@ func envs(name string) []string {
 	return []string{"CLOAK_PLAYWRIGHT_MCP_" + name, "PLAYWRIGHT_MCP_" + name}
 }
 
-var settings = []setting{
+// settings are every option: this server's own, then the drop-in ones.
+var settings = append(coreSettings, dropinSettings...)
+
+var coreSettings = []setting{
 	{flags: []string{"transport"}, env: envs("TRANSPORT"), help: "stdio or streamable-http", set: func(c *Config, v string) error { c.Transport = v; return nil }},
 	{flags: []string{"config"}, env: envs("CONFIG"), help: "JSON config file (a subset of @playwright/mcp's keys plus this server's)", set: func(c *Config, v string) error { return nil }},
 	{flags: []string{"binary-path", "executable-path"}, env: append([]string{"CLOAKBROWSER_BINARY_PATH"}, envs("EXECUTABLE_PATH")...), help: "browser binary to launch (skips CloakBrowser resolution)", set: str(func(c *Config) *string { return &c.BinaryPath })},
@@ -172,7 +181,7 @@ var settings = []setting{
 	{flags: []string{"http-session-idle-ttl-ms"}, env: envs("HTTP_SESSION_IDLE_TTL_MS"), help: "close sessions idle this long (default 3600000)", set: millis(func(c *Config) *time.Duration { return &c.HTTP.SessionIdleTTL })},
 	{flags: []string{"http-session-backend"}, env: envs("HTTP_SESSION_BACKEND"), help: "session metadata backend: memory or redis", set: str(func(c *Config) *string { return &c.HTTP.SessionBackend })},
 	{flags: []string{"redis-url"}, env: envs("REDIS_URL"), help: "Redis URL for the redis session backend", set: str(func(c *Config) *string { return &c.HTTP.RedisURL })},
-	{flags: []string{"allowed-hosts"}, env: envs("ALLOWED_HOSTS"), help: "extra accepted Host header values, comma-separated", set: list(func(c *Config) *[]string { return &c.HTTP.AllowedHosts })},
+	{flags: []string{"allowed-hosts"}, env: envs("ALLOWED_HOSTS"), multi: true, reset: func(c *Config) { c.HTTP.AllowedHosts = nil }, help: "extra accepted Host header values, comma-separated", set: appendTo(func(c *Config) *[]string { return &c.HTTP.AllowedHosts }, true)},
 	{flags: []string{"allowed-origins-http"}, env: envs("HTTP_ALLOWED_ORIGINS"), help: "accepted Origin header values, comma-separated", set: list(func(c *Config) *[]string { return &c.HTTP.AllowedOrigins })},
 	{flags: []string{"http-allow-non-loopback"}, env: envs("HTTP_ALLOW_NON_LOOPBACK"), isBool: true, help: "allow a non-loopback bind without an auth token", set: boolean(func(c *Config) *bool { return &c.HTTP.AllowNonLoopback })},
 	{flags: []string{"http-isolation"}, env: envs("HTTP_ISOLATION"), help: "per-session isolation: browser (own browser process and temp profile; default) or context (own context in one shared browser)", set: str(func(c *Config) *string { return &c.HTTP.Isolation })},
@@ -183,20 +192,135 @@ var settings = []setting{
 	{flags: []string{"cdp-allow-remote"}, env: envs("CDP_ALLOW_REMOTE"), isBool: true, help: "allow a non-loopback CDP bind", set: boolean(func(c *Config) *bool { return &c.CDP.AllowRemote })},
 	{flags: []string{"cdp-advertised-host"}, env: envs("CDP_ADVERTISED_HOST"), help: "host name put in published CDP URLs", set: str(func(c *Config) *string { return &c.CDP.AdvertisedHost })},
 	{flags: []string{"cdp-advertised-scheme"}, env: envs("CDP_ADVERTISED_SCHEME"), help: "http or https in published CDP URLs", set: str(func(c *Config) *string { return &c.CDP.AdvertisedScheme })},
+
+	// Snapshot economy (issue 18): what navigation and action responses show.
+	{flags: []string{"snapshot-mode"}, env: envs("SNAPSHOT_MODE"), help: "what responses show of the page: outline (default: small pages whole, large ones outlined; actions show a diff), inline (whole page up to 40000 chars), full (whole page, as upstream) or none", set: str(func(c *Config) *string { return &c.SnapshotMode })},
 }
 
 type flagValue struct {
 	s      *setting
 	c      *Config
-	seen   *map[string]bool
+	seen   map[string]bool
+	failed *error
 	isBool bool
 }
 
 func (f flagValue) String() string   { return "" }
 func (f flagValue) IsBoolFlag() bool { return f.isBool }
 func (f flagValue) Set(v string) error {
-	(*f.seen)[f.s.flags[0]] = true
-	return f.s.set(f.c, v)
+	name := f.s.flags[0]
+	if f.s.multi && !f.seen[name] && f.s.reset != nil {
+		f.s.reset(f.c)
+	}
+	f.seen[name] = true
+	if err := f.s.set(f.c, v); err != nil {
+		if *f.failed == nil {
+			*f.failed = settingErr("--"+name, v, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// settingErr is a bad value of a setting: the name, the value (quoted,
+// shortened) and what is accepted.
+func settingErr(name, v string, err error) error {
+	var ve *valueError
+	if errors.As(err, &ve) {
+		return &settingError{setting: name, value: quote(v), why: ve.want, err: ve.err}
+	}
+	return &settingError{setting: name, value: quote(v), why: err.Error(), err: err}
+}
+
+// UnknownFlagError is a command-line flag no setting has.
+type UnknownFlagError struct {
+	Flag    string // as given, without dashes
+	Suggest string // the closest known flag, or ""
+}
+
+func (e *UnknownFlagError) Error() string {
+	if e.Suggest != "" {
+		return fmt.Sprintf("unknown flag --%s; did you mean --%s?", e.Flag, e.Suggest)
+	}
+	return fmt.Sprintf("unknown flag --%s; run --help for the flags", e.Flag)
+}
+
+// FlagNames returns every flag name the command line accepts.
+func FlagNames() []string {
+	var out []string
+	for _, s := range settings {
+		out = append(out, s.flags...)
+	}
+	return out
+}
+
+func suggest(name string) string {
+	best, bestD := "", 4
+	for _, f := range FlagNames() {
+		d := editDistance(name, f)
+		if strings.HasPrefix(f, name) && len(name) >= 3 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f, d
+		}
+	}
+	if bestD > max(1, len(name)/3) {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// expandVariadic turns upstream's variadic form "--init-script a.js b.js"
+// into "--init-script a.js --init-script b.js" for multi settings.
+func expandVariadic(args []string) []string {
+	multi := map[string]bool{}
+	for _, s := range settings {
+		if s.multi {
+			for _, f := range s.flags {
+				multi[f] = true
+			}
+		}
+	}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		name := strings.TrimLeft(a, "-")
+		if !strings.HasPrefix(a, "-") || strings.Contains(name, "=") || !multi[name] || i+1 >= len(args) {
+			continue
+		}
+		out = append(out, args[i+1])
+		i++
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			out = append(out, a, args[i+1])
+			i++
+		}
+	}
+	return out
 }
 
 // Load builds the configuration from defaults, the config file (--config or
@@ -233,7 +357,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, [
 		for _, e := range s.env {
 			if v := getenv(e); v != "" {
 				if err := s.set(&c, v); err != nil {
-					return c, nil, fmt.Errorf("%s=%q: %w", e, v, err)
+					return c, nil, settingErr(e, v, err)
 				}
 				if s.flags[0] == "binary-path" {
 					c.BinaryPathSource = "env"
@@ -244,20 +368,31 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, [
 	}
 
 	seen := map[string]bool{}
+	var failed error
 	fs := flag.NewFlagSet("cloakbrowser-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	for i := range settings {
 		s := &settings[i]
 		for _, name := range s.flags {
-			fs.Var(flagValue{s: s, c: &c, seen: &seen, isBool: s.isBool}, name, s.help)
+			fs.Var(flagValue{s: s, c: &c, seen: seen, failed: &failed, isBool: s.isBool}, name, s.help)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(expandVariadic(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			if usage != nil {
 				PrintUsage(usage)
 			}
 			return c, nil, err
+		}
+		if failed != nil {
+			return c, nil, failed
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			name = strings.TrimLeft(name, "-")
+			return c, nil, &UnknownFlagError{Flag: name, Suggest: suggest(name)}
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: "); ok {
+			return c, nil, fmt.Errorf("--%s needs a value (run --help for the flags)", strings.TrimLeft(name, "-"))
 		}
 		return c, nil, err
 	}
@@ -273,8 +408,19 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, [
 
 // PrintUsage writes every flag with its env vars and help.
 func PrintUsage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: cloakbrowser-mcp [serve|install|doctor [--json]|version] [flags]")
-	fmt.Fprintln(w, "\nFlags (precedence: config file < environment < flags):")
+	fmt.Fprintln(w, `Usage: cloakbrowser-mcp [command] [flags]
+
+Commands:
+  serve                   serve MCP (the default; stdio unless --transport/--port)
+  install [--driver-only] install the Playwright driver and CloakBrowser
+                          (--driver-only: the driver alone)
+  doctor [--json] [--no-launch]
+                          check the setup (--json: machine-readable;
+                          --no-launch: do not launch a browser)
+  version, --version, -V  print the version
+  help, --help, -h        print this help
+
+Flags (every command; precedence: config file < environment < flags):`)
 	for _, s := range settings {
 		names := make([]string, len(s.flags))
 		for i, f := range s.flags {
@@ -291,37 +437,60 @@ func PrintUsage(w io.Writer) {
 	}
 }
 
-// fileConfig is the JSON config file: a subset of @playwright/mcp's keys plus
-// this server's own.
+// fileConfig is the JSON config file: @playwright/mcp's keys (config.d.ts
+// of 0.0.83) plus this server's own. Unknown keys are refused.
 type fileConfig struct {
 	Browser *struct {
-		Isolated      *bool  `json:"isolated"`
-		UserDataDir   string `json:"userDataDir"`
-		LaunchOptions *struct {
-			ExecutablePath  string   `json:"executablePath"`
-			Headless        *bool    `json:"headless"`
-			Args            []string `json:"args"`
-			ChromiumSandbox *bool    `json:"chromiumSandbox"`
-		} `json:"launchOptions"`
-		ContextOptions *struct {
-			Viewport *struct {
-				Width  int `json:"width"`
-				Height int `json:"height"`
-			} `json:"viewport"`
-		} `json:"contextOptions"`
+		BrowserName    string            `json:"browserName"`
+		Isolated       *bool             `json:"isolated"`
+		UserDataDir    string            `json:"userDataDir"`
+		LaunchOptions  json.RawMessage   `json:"launchOptions"`
+		ContextOptions json.RawMessage   `json:"contextOptions"`
+		CDPEndpoint    string            `json:"cdpEndpoint"`
+		CDPHeaders     map[string]string `json:"cdpHeaders"`
+		CDPTimeout     *int64            `json:"cdpTimeout"`
+		RemoteEndpoint json.RawMessage   `json:"remoteEndpoint"`
+		RemoteHeaders  map[string]string `json:"remoteHeaders"`
+		InitPage       []string          `json:"initPage"`
+		InitScript     []string          `json:"initScript"`
 	} `json:"browser"`
-	Server *struct {
+	Extension *bool `json:"extension"`
+	Server    *struct {
 		Port         *int     `json:"port"`
 		Host         string   `json:"host"`
 		AllowedHosts []string `json:"allowedHosts"`
 	} `json:"server"`
-	Capabilities                []string `json:"capabilities"`
-	OutputDir                   string   `json:"outputDir"`
-	AllowUnrestrictedFileAccess *bool    `json:"allowUnrestrictedFileAccess"`
-	Timeouts                    *struct {
+	Capabilities                []string          `json:"capabilities"`
+	SaveSession                 *bool             `json:"saveSession"`
+	WebMCP                      *bool             `json:"webmcp"`
+	SharedBrowserContext        *bool             `json:"sharedBrowserContext"`
+	Secrets                     map[string]string `json:"secrets"`
+	OutputDir                   string            `json:"outputDir"`
+	OutputMaxSize               *int64            `json:"outputMaxSize"`
+	AllowUnrestrictedFileAccess *bool             `json:"allowUnrestrictedFileAccess"`
+	Console                     *struct {
+		Level string `json:"level"`
+	} `json:"console"`
+	Network *struct {
+		AllowedOrigins []string `json:"allowedOrigins"`
+		BlockedOrigins []string `json:"blockedOrigins"`
+	} `json:"network"`
+	TestIDAttribute string `json:"testIdAttribute"`
+	Timeouts        *struct {
 		Action     *int64 `json:"action"`
 		Navigation *int64 `json:"navigation"`
+		Expect     *int64 `json:"expect"`
+		Settle     *int64 `json:"settle"`
+		Idle       *int64 `json:"idle"`
 	} `json:"timeouts"`
+	ImageResponses string `json:"imageResponses"`
+	FilePaths      string `json:"filePaths"`
+	Snapshot       *struct {
+		Mode  string `json:"mode"`
+		Boxes *bool  `json:"boxes"`
+	} `json:"snapshot"`
+	Codegen string `json:"codegen"`
+
 	Transport string `json:"transport"`
 	LogLevel  string `json:"logLevel"`
 	CDP       *struct {
@@ -331,40 +500,96 @@ type fileConfig struct {
 	} `json:"cdp"`
 }
 
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
 func loadFile(c *Config, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--config=%s: %w", path, err)
+		return fmt.Errorf("--config=%s: %w", quote(path), err)
 	}
+	b = []byte(strings.TrimPrefix(string(b), "\uFEFF"))
 	var f fileConfig
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return fmt.Errorf("--config=%s: %w", path, err)
+		return fmt.Errorf("--config=%s: %w", quote(path), err)
+	}
+	if err := applyFile(c, f, filepath.Dir(path)); err != nil {
+		return fmt.Errorf("--config=%s: %w", quote(path), err)
+	}
+	return nil
+}
+
+func applyFile(c *Config, f fileConfig, dir string) error {
+	// Paths of init scripts and pages are relative to the file, as upstream.
+	rel := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
 	}
 	if br := f.Browser; br != nil {
+		if br.BrowserName != "" {
+			c.Browser = br.BrowserName
+		}
 		if br.Isolated != nil {
 			c.Isolated = *br.Isolated
 		}
 		if br.UserDataDir != "" {
 			c.UserDataDir = br.UserDataDir
 		}
-		if lo := br.LaunchOptions; lo != nil {
-			if lo.ExecutablePath != "" {
-				c.BinaryPath, c.BinaryPathSource = lo.ExecutablePath, "flag"
-			}
-			if lo.Headless != nil {
-				c.Headless = *lo.Headless
-			}
-			c.ExtraArgs = append(c.ExtraArgs, lo.Args...)
-			if lo.ChromiumSandbox != nil {
-				ns := !*lo.ChromiumSandbox
-				c.NoSandbox = &ns
+		if len(br.LaunchOptions) > 0 {
+			if err := applyLaunchJSON(c, br.LaunchOptions); err != nil {
+				return err
 			}
 		}
-		if co := br.ContextOptions; co != nil && co.Viewport != nil {
-			c.ViewportSize = fmt.Sprintf("%dx%d", co.Viewport.Width, co.Viewport.Height)
+		if len(br.ContextOptions) > 0 {
+			if err := applyContextJSON(c, br.ContextOptions); err != nil {
+				return fmt.Errorf("browser.contextOptions: %w", err)
+			}
 		}
+		if br.CDPEndpoint != "" {
+			c.CDPEndpoint = br.CDPEndpoint
+		}
+		if br.CDPHeaders != nil {
+			c.CDPHeaders = br.CDPHeaders
+		}
+		if br.CDPTimeout != nil {
+			c.CDPTimeout = ms(*br.CDPTimeout)
+		}
+		if len(br.RemoteEndpoint) > 0 {
+			var ep string
+			if err := json.Unmarshal(br.RemoteEndpoint, &ep); err != nil {
+				var o struct {
+					Endpoint string            `json:"endpoint"`
+					Headers  map[string]string `json:"headers"`
+					Timeout  *int64            `json:"timeout"`
+				}
+				if err := json.Unmarshal(br.RemoteEndpoint, &o); err != nil {
+					return fmt.Errorf("browser.remoteEndpoint must be a URL or {endpoint, headers, timeout}: %w", err)
+				}
+				ep = o.Endpoint
+				if o.Headers != nil {
+					c.EndpointHeaders = o.Headers
+				}
+				if o.Timeout != nil {
+					c.CDPTimeout = ms(*o.Timeout)
+				}
+			}
+			c.Endpoint = ep
+		}
+		if br.RemoteHeaders != nil {
+			c.EndpointHeaders = br.RemoteHeaders
+		}
+		for _, p := range br.InitPage {
+			c.InitPage = append(c.InitPage, rel(p))
+		}
+		for _, p := range br.InitScript {
+			c.InitScripts = append(c.InitScripts, rel(p))
+		}
+	}
+	if f.Extension != nil {
+		c.Extension = *f.Extension
 	}
 	if s := f.Server; s != nil {
 		if s.Port != nil {
@@ -379,19 +604,75 @@ func loadFile(c *Config, path string) error {
 	if len(f.Capabilities) > 0 {
 		c.Caps = f.Capabilities
 	}
+	if f.SaveSession != nil {
+		c.SaveSession = *f.SaveSession
+	}
+	if f.WebMCP != nil {
+		c.NoWebMCP = !*f.WebMCP
+	}
+	if f.SharedBrowserContext != nil {
+		c.SharedBrowserContext = *f.SharedBrowserContext
+	}
+	if f.Secrets != nil {
+		c.Secrets = f.Secrets
+	}
 	if f.OutputDir != "" {
 		c.OutputDir = f.OutputDir
+	}
+	if f.OutputMaxSize != nil {
+		c.OutputMaxSize = *f.OutputMaxSize
 	}
 	if f.AllowUnrestrictedFileAccess != nil {
 		c.AllowUnrestrictedFileAccess = *f.AllowUnrestrictedFileAccess
 	}
+	if f.Console != nil && f.Console.Level != "" {
+		c.ConsoleLevel = f.Console.Level
+	}
+	if n := f.Network; n != nil {
+		if n.AllowedOrigins != nil {
+			c.AllowedOrigins = n.AllowedOrigins
+		}
+		if n.BlockedOrigins != nil {
+			c.BlockedOrigins = n.BlockedOrigins
+		}
+	}
+	if f.TestIDAttribute != "" {
+		c.TestIDAttribute = f.TestIDAttribute
+	}
 	if t := f.Timeouts; t != nil {
 		if t.Action != nil {
-			c.TimeoutAction = time.Duration(*t.Action) * time.Millisecond
+			c.TimeoutAction = ms(*t.Action)
 		}
 		if t.Navigation != nil {
-			c.TimeoutNavigation = time.Duration(*t.Navigation) * time.Millisecond
+			c.TimeoutNavigation = ms(*t.Navigation)
 		}
+		if t.Expect != nil {
+			c.TimeoutExpect = ms(*t.Expect)
+		}
+		if t.Settle != nil {
+			c.TimeoutSettle = ms(*t.Settle)
+		}
+		if t.Idle != nil {
+			d := ms(*t.Idle)
+			c.IdleTimeout = &d
+		}
+	}
+	if f.ImageResponses != "" {
+		c.ImageResponses = f.ImageResponses
+	}
+	if f.FilePaths != "" {
+		c.FilePaths = f.FilePaths
+	}
+	if sn := f.Snapshot; sn != nil {
+		if sn.Mode != "" {
+			c.SnapshotMode = sn.Mode
+		}
+		if sn.Boxes != nil {
+			c.SnapshotBoxes = *sn.Boxes
+		}
+	}
+	if f.Codegen != "" {
+		c.Codegen = f.Codegen
 	}
 	if f.Transport != "" {
 		c.Transport = f.Transport

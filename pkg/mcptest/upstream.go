@@ -93,8 +93,9 @@ func packageVersion(path string) (string, error) {
 
 // StartUpstream installs (if needed) and starts @playwright/mcp over stdio
 // on the given Chromium, headless with an in-memory profile, and returns an
-// initialized client. Its working directory and output dir are temporary.
-func StartUpstream(t testing.TB, chromium string) *Client {
+// initialized client. Its working directory and output dir are temporary;
+// extra are more upstream flags (e.g. --codegen python).
+func StartUpstream(t testing.TB, chromium string, extra ...string) *Client {
 	t.Helper()
 	log := &SyncBuffer{}
 	cli, err := InstallUpstream(context.Background(), "", UpstreamDir(), log)
@@ -107,5 +108,6 @@ func StartUpstream(t testing.TB, chromium string) *Client {
 	}
 	work := t.TempDir()
 	args := []string{cli, "--executable-path", chromium, "--headless", "--isolated", "--no-sandbox", "--output-dir", filepath.Join(work, "out")}
+	args = append(args, extra...)
 	return StartBinary(t, node, Options{Args: args, Env: []string{"HOME=" + work}, Dir: work})
 }

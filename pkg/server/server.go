@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/flight"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
@@ -100,6 +101,9 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = os.Stderr
 	}
+	// --secrets values never reach a log line (ours or the driver's).
+	secrets := tools.NewSecrets(cfg.Secrets)
+	opts.Log = secrets.Writer(opts.Log)
 	log := NewLogger(opts.Log, cfg.LogLevel)
 	s := &Server{cfg: cfg, log: log, opts: opts}
 	s.life, s.endLife = context.WithCancel(context.Background())
@@ -126,6 +130,18 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		return info, err
 	})
 	s.bin.start()
+	if name := cfg.DeviceName(); name != "" {
+		// Device names come from the driver: check now rather than at the
+		// first browser call.
+		ctx, cancel := context.WithTimeout(s.life, 2*time.Minute)
+		err := session.CheckDevice(ctx, s.drv, name)
+		cancel()
+		if err != nil {
+			s.bin.close()
+			_ = s.drv.Close()
+			return nil, err
+		}
+	}
 
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
@@ -139,12 +155,20 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		Caps:                        cfg.CapSet(),
 		OutputDir:                   cfg.OutputDir,
 		AllowUnrestrictedFileAccess: cfg.AllowUnrestrictedFileAccess,
+		ConsoleLevel:                cfg.ConsoleLevel,
 		BridgeInfo:                  s.bridgeInfo,
 		Log:                         log,
 		Lifetime:                    s.life,
 		// A backstop: every step has its own bound; evaluate_with_timeout
 		// may run 120 s, a navigation --timeout-navigation.
-		CallTimeout: max(cfg.TimeoutNavigation, 120*time.Second) + time.Minute,
+		CallTimeout:  max(cfg.TimeoutNavigation, 120*time.Second) + time.Minute,
+		SnapshotMode: cfg.SnapshotMode,
+		Output: tools.Output{
+			Codegen:        codegen.Language(cfg.Codegen),
+			Secrets:        secrets,
+			ImageResponses: cfg.ImageResponses,
+		},
+		Config: func() any { return shownConfig(cfg) },
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
@@ -188,6 +212,35 @@ func (s *Server) sessionConfig() session.Config {
 	}
 	if w, h, ok := s.cfg.Viewport(); ok {
 		sc.Viewport = &session.Size{Width: w, Height: h}
+	}
+	// Drop-in options (upstream's flags; pkg/config).
+	c := s.cfg
+	sc.CDPEndpoint, sc.CDPHeaders, sc.CDPTimeout = c.CDPEndpoint, c.CDPHeaders, c.CDPTimeout
+	sc.Endpoint, sc.EndpointHeaders = c.Endpoint, c.EndpointHeaders
+	sc.SettleTimeout = c.TimeoutSettle
+	scripts, _ := c.ReadInitScripts() // readable: checked by Validate
+	x := c.Context
+	sc.Context = session.ContextOptions{
+		Device: c.DeviceName(), UserAgent: c.UserAgent, Permissions: c.GrantPermissions,
+		IgnoreHTTPSErrors: c.IgnoreHTTPSErrors, BlockServiceWorkers: c.BlockServiceWorkers,
+		StorageState: c.StorageState, InitScripts: scripts, TestIDAttribute: c.TestIDAttribute,
+		AllowedOrigins: c.AllowedOrigins, BlockedOrigins: c.BlockedOrigins,
+		Locale: x.Locale, TimezoneID: x.TimezoneID, ColorScheme: x.ColorScheme, ReducedMotion: x.ReducedMotion,
+		DeviceScaleFactor: x.DeviceScaleFactor, IsMobile: x.IsMobile, HasTouch: x.HasTouch, JavaScriptEnabled: x.JavaScriptEnabled,
+		BypassCSP: x.BypassCSP, Offline: x.Offline, ExtraHTTPHeaders: x.ExtraHTTPHeaders,
+	}
+	if g := x.Geolocation; g != nil {
+		sc.Context.Geolocation = &session.Geolocation{Latitude: g.Latitude, Longitude: g.Longitude, Accuracy: g.Accuracy}
+	}
+	if hc := x.HTTPCredentials; hc != nil {
+		sc.Context.HTTPUsername, sc.Context.HTTPPassword = hc.Username, hc.Password
+	}
+	if c.ProxyServer != "" {
+		sc.Context.Proxy = &session.Proxy{Server: c.ProxyServer, Bypass: c.ProxyBypass, Username: c.Launch.ProxyUsername, Password: c.Launch.ProxyPassword}
+	}
+	sc.Launch = session.LaunchOptions{Env: c.Launch.Env, SlowMo: c.Launch.SlowMo, IgnoreDefaultArgs: c.Launch.IgnoreDefaultArgs}
+	if c.Launch.Timeout > 0 {
+		sc.LaunchTimeout = c.Launch.Timeout
 	}
 	return sc
 }

@@ -1,0 +1,164 @@
+package smoke
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
+)
+
+// snapshotText returns the snapshot a response holds: the ```yaml block
+// under "### Snapshot" (upstream's and our format), or the lines a ```diff
+// block there shows as present (our action responses), else the first
+// ```yaml block, else the whole text.
+func snapshotText(resp string) string {
+	s := resp
+	if i := strings.Index(s, "### Snapshot"); i >= 0 {
+		s = s[i:]
+	}
+	yi, di := strings.Index(s, "```yaml\n"), strings.Index(s, "```diff\n")
+	switch {
+	case yi >= 0 && (di < 0 || yi < di):
+		return fenced(s[yi+len("```yaml\n"):])
+	case di >= 0:
+		var keep []string
+		for _, l := range strings.Split(fenced(s[di+len("```diff\n"):]), "\n") {
+			if len(l) < 2 || l[0] == '-' {
+				continue // removed
+			}
+			keep = append(keep, l[2:])
+		}
+		return strings.Join(keep, "\n")
+	}
+	return resp
+}
+
+// fullSnapshot says resp holds a whole page snapshot (a ```yaml block
+// under "### Snapshot"), not a diff or a link to a file.
+func fullSnapshot(resp string) bool {
+	i := strings.Index(resp, "### Snapshot")
+	return i >= 0 && strings.Contains(resp[i:], "```yaml\n")
+}
+
+func fenced(s string) string {
+	if j := strings.Index(s, "\n```"); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+// element is one element line of a snapshot.
+type element struct {
+	role, label, ref string
+}
+
+func (e element) String() string {
+	if e.label == "" {
+		return e.role
+	}
+	return fmt.Sprintf("%s %q", e.role, e.label)
+}
+
+// elements lists the elements of the snapshot in resp, in document order.
+func elements(resp string) []element {
+	tree, err := snapshot.Parse(snapshotText(resp))
+	if err != nil {
+		return nil
+	}
+	var out []element
+	tree.Walk(func(n *snapshot.Node, _ int) bool {
+		if n.Kind == snapshot.KindElement && n.Role != "" {
+			label := n.Name
+			if label == "" {
+				label = n.Text
+			}
+			out = append(out, element{role: n.Role, label: label, ref: n.Ref})
+		}
+		return true
+	})
+	return out
+}
+
+// find returns the element want names: role equal (any case), then the
+// label equal, or — when nothing is equal — containing the name in any
+// case; Nth picks among the matches.
+func find(els []element, want RoleName) (element, bool) {
+	var exact, loose []element
+	for _, e := range els {
+		if !strings.EqualFold(e.role, want.Role) {
+			continue
+		}
+		switch {
+		case want.Name == "" || e.label == want.Name:
+			exact = append(exact, e)
+		case strings.Contains(strings.ToLower(e.label), strings.ToLower(want.Name)):
+			loose = append(loose, e)
+		}
+	}
+	pick := exact
+	if len(pick) == 0 {
+		pick = loose
+	}
+	if want.Nth < len(pick) {
+		return pick[want.Nth], true
+	}
+	return element{}, false
+}
+
+// closest names up to n elements of els most like want, for an error.
+func closest(els []element, want RoleName, n int) string {
+	type scored struct {
+		e element
+		d int
+	}
+	seen := map[string]bool{}
+	var all []scored
+	for _, e := range els {
+		if seen[e.String()] {
+			continue
+		}
+		seen[e.String()] = true
+		d := distance(strings.ToLower(e.label), strings.ToLower(want.Name))
+		if !strings.EqualFold(e.role, want.Role) {
+			d += 1000
+		}
+		all = append(all, scored{e, d})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].d < all[j].d })
+	if len(all) == 0 {
+		return "the snapshot has no elements"
+	}
+	var names []string
+	for i := 0; i < len(all) && i < n; i++ {
+		names = append(names, quote(all[i].e.String()))
+	}
+	return "closest: " + strings.Join(names, ", ")
+}
+
+// distance is the Levenshtein distance of a and b (bytes), capped inputs.
+func distance(a, b string) int {
+	if len(a) > 200 {
+		a = a[:200]
+	}
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

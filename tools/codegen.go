@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// Output shapes every tool answer as upstream's --codegen, --secrets and
+// --image-responses do.
+type Output struct {
+	// Codegen is the language of "### Ran Playwright code"; if empty,
+	// TypeScript. codegen.None leaves the section out.
+	Codegen codegen.Language
+	// Secrets, if set, are typed for their names and redacted from every
+	// response.
+	Secrets *Secrets
+	// ImageResponses is "allow" (or empty), "omit" (no image parts) or
+	// "only" (a successful answer that has images carries them alone).
+	ImageResponses string
+}
+
+// ParseImageResponses checks an --image-responses value; empty means allow.
+func ParseImageResponses(s string) (string, error) {
+	switch s {
+	case "", "allow":
+		return "allow", nil
+	case "omit", "only":
+		return s, nil
+	}
+	return "", fmt.Errorf("unknown --image-responses %q: use allow, omit or only", s)
+}
+
+func (o Output) lang() codegen.Language {
+	if o.Codegen == "" {
+		return codegen.TypeScript
+	}
+	return o.Codegen
+}
+
+// build renders a response with the code section, then redacts secrets
+// from its text and applies the image policy: the last pass over every
+// answer.
+func (env *Env) build(r *Response) *mcp.CallToolResult {
+	o := env.Output
+	r.codeLines = r.code.Render(o.lang(), o.Secrets.Names())
+	r.codeFence = o.lang().Fence()
+	res := r.Build()
+	if o.Secrets != nil {
+		for i, c := range res.Content {
+			if t, ok := c.(mcp.TextContent); ok {
+				t.Text = o.Secrets.Redact(t.Text)
+				res.Content[i] = t
+			}
+		}
+	}
+	var text, images []mcp.Content
+	for _, c := range res.Content {
+		if _, ok := c.(mcp.ImageContent); ok {
+			images = append(images, c)
+		} else {
+			text = append(text, c)
+		}
+	}
+	switch o.ImageResponses {
+	case "omit":
+		res.Content = text
+	case "only":
+		if len(images) > 0 && !res.IsError {
+			res.Content = images
+		}
+	}
+	return res
+}
+
+// aiRef is the form of a ref of upstream's AI snapshot (e12, f1e3): the
+// element's code is the locator Playwright resolves it to; any other target
+// is printed as the selector it is, as upstream does.
+var aiRef = regexp.MustCompile(`^(f\d+)?e\d+$`)
+
+// codeSelector is the Playwright selector of an element for the code
+// section, read before the action (the element may be gone after it).
+func (c *tabCall) codeSelector(el *session.Element, target string) string {
+	if c.env.Output.lang() == codegen.None {
+		return ""
+	}
+	if !aiRef.MatchString(target) {
+		return target
+	}
+	sel, err := el.Selector(c.ctx)
+	if err != nil {
+		c.env.Log.Debug().Err(err).Str("target", target).Msg("codegen: no selector")
+		return "aria-ref=" + target
+	}
+	return sel
+}
+
+// lookupSecret is what to type for text (a secret's value for its name) and
+// how the code shows it.
+func (c *tabCall) lookupSecret(text string) (value, codeText string, secret bool) {
+	v, ok := c.env.Output.Secrets.Lookup(text)
+	if ok {
+		return v, "SECRET_" + text, true
+	}
+	return text, text, false
+}
