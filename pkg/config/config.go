@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -325,7 +326,15 @@ func (c Config) Viewport() (w, h int, ok bool) {
 	if c.ViewportSize == "" {
 		return 0, 0, false
 	}
-	if _, err := fmt.Sscanf(c.ViewportSize, "%dx%d", &w, &h); err != nil {
+	// "1280x720", or upstream's other form "1280,720".
+	ws, hs, ok := strings.Cut(c.ViewportSize, "x")
+	if !ok {
+		ws, hs, ok = strings.Cut(c.ViewportSize, ",")
+	}
+	var err1, err2 error
+	w, err1 = strconv.Atoi(strings.TrimSpace(ws))
+	h, err2 = strconv.Atoi(strings.TrimSpace(hs))
+	if !ok || err1 != nil || err2 != nil {
 		return 0, 0, false
 	}
 	return w, h, true

@@ -374,9 +374,11 @@ fetch(%q).then(() => r.textContent = 'fetched', () => r.textContent = 'fetch blo
 	}))
 	t.Cleanup(allowed.Close)
 	c, _ := inProcess(t, "--blocked-origins", blocked.URL)
-	fails(t, c, "browser_navigate", map[string]any{"url": blocked.URL}, "Navigation to "+blocked.URL)
 	must(t, c, "browser_navigate", map[string]any{"url": allowed.URL}, "Page Title: ok")
 	must(t, c, "browser_wait_for", map[string]any{"text": "fetch blocked"})
+	// Last: the error page of a blocked navigation may commit after the
+	// call returned and interrupt a navigation that follows it.
+	fails(t, c, "browser_navigate", map[string]any{"url": blocked.URL}, "Navigation to "+blocked.URL)
 	if hits.Load() == 0 || blockedHits.Load() != 0 {
 		t.Fatalf("requests: allowed origin %d (want > 0), blocked origin %d (want 0)", hits.Load(), blockedHits.Load())
 	}
