@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,10 @@ import (
 // Page work on a tab. Every method goes through the door (door.go): it
 // answers when ctx ends, the browser is lost or, where the page must answer,
 // a dialog opens.
+
+// errorPageWait bounds the wait for Chromium's error page after a failed
+// navigation.
+const errorPageWait = time.Second
 
 // titleTimeout bounds reading a title for a response.
 const titleTimeout = 2 * time.Second
@@ -46,10 +51,18 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 // status is the main document's HTTP status (0 when there was no response,
 // e.g. about:blank).
 func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) {
+	navBefore := t.LastNavSeq()
 	resp, err := call(ctx, t.g, "navigate to "+url, stopOn{modal: t}, func() (playwright.Response, error) {
 		return t.p.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded})
 	})
 	if err != nil {
+		var pe *PageError
+		if errors.As(err, &pe) {
+			// A failed load (refused, blocked, DNS) commits Chromium's error
+			// page just after Goto returns: let it land, bounded, so the next
+			// navigation is not interrupted by it.
+			t.pollUntil(ctx, errorPageWait, func() bool { return t.LastNavSeq() != navBefore })
+		}
 		return 0, err
 	}
 	t.waitLoaded(ctx)
