@@ -91,6 +91,10 @@ type Config struct {
 	// RefCache keeps what re-resolves snapshot refs per browser target. If
 	// nil, the session keeps a cache of its own (50 targets).
 	RefCache *snapshot.RefCache
+	// IdleTimeout closes the browser after this long without a completed
+	// call through Do (none in flight); the next call launches a new one
+	// (idle.go). If zero, never.
+	IdleTimeout time.Duration
 	// Log receives structured logs; the zero value discards them.
 	Log zerolog.Logger
 }
@@ -177,6 +181,9 @@ type Session struct {
 	// downloads are the session's downloads and its use of the limits
 	// (downloads.go).
 	downloads downloadLog
+
+	// idle records call activity for Config.IdleTimeout (idle.go).
+	idle idleWatch
 }
 
 // New creates a session; its browser is launched on first use.
@@ -186,7 +193,9 @@ func New(id string, drv *driver.Driver, cfg Config) *Session {
 	if refs == nil {
 		refs = &snapshot.RefCache{}
 	}
-	return &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs}
+	s := &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs}
+	s.startIdleWatch()
+	return s
 }
 
 // ID is the session's identifier.
@@ -316,8 +325,13 @@ func (s *Session) ready(ctx context.Context, g *Generation) error {
 }
 
 // Do runs fn on the session's ready generation, launching or restarting the
-// browser first when needed. fn runs at most once.
+// browser first when needed. fn runs at most once. The call counts as
+// activity for Config.IdleTimeout from its start to its end.
 func (s *Session) Do(ctx context.Context, fn func(ctx context.Context, g *Generation) error) error {
+	if err := s.idle.begin(ctx); err != nil {
+		return err
+	}
+	defer s.idle.end()
 	g, err := s.Generation(ctx) // refuses with ErrClosed after Close
 	if err != nil {
 		return err

@@ -69,7 +69,7 @@ func (c *tabCall) output(prefix, ext, text string) error {
 		if err != nil {
 			return err
 		}
-		c.resp.Result("- [%s](%s)", prefix, relLink(p))
+		c.resp.Result("- [%s](%s)", prefix, c.env.link(p))
 		return nil
 	}
 	c.resp.ResultText(text)

@@ -75,8 +75,9 @@ func stopTracing(c *tabCall) error {
 	case err != nil:
 		return fmt.Errorf("stop tracing: %w", err)
 	}
-	c.resp.Result("- [Trace](%s) (%s of recording)", relLink(p), time.Since(started).Round(time.Second))
-	c.resp.Result("Open it with `npx playwright show-trace %s` or at https://trace.playwright.dev", relLink(p))
+	c.env.evictOutput(p)
+	c.resp.Result("- [Trace](%s) (%s of recording)", c.env.link(p), time.Since(started).Round(time.Second))
+	c.resp.Result("Open it with `npx playwright show-trace %s` or at https://trace.playwright.dev", c.env.link(p))
 	return nil
 }
 

@@ -53,15 +53,16 @@ func (c *tabCall) reportDownload(d session.Download) error {
 			return err
 		}
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("%s already exists; the download stays at %s", name, relLink(d.Path))
+			return fmt.Errorf("%s already exists; the download stays at %s", name, c.env.link(d.Path))
 		}
 		if err := os.Rename(d.Path, p); err != nil {
 			return fmt.Errorf("rename the download: %v", err)
 		}
 		path = p
 	}
+	c.env.evictOutput(path)
 	c.resp.Result("Downloaded %s (%d bytes) from %s", d.Suggested, d.Size, d.URL)
-	c.resp.Result("- [%s](%s)", filepath.Base(path), relLink(path))
+	c.resp.Result("- [%s](%s)", filepath.Base(path), c.env.link(path))
 	return nil
 }
 

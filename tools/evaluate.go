@@ -50,7 +50,7 @@ func evaluate(c *tabCall) error {
 		if err != nil {
 			return err
 		}
-		c.resp.Result("- [Evaluation result](%s)", relLink(p))
+		c.resp.Result("- [Evaluation result](%s)", c.env.link(p))
 		return nil
 	}
 	c.resp.ResultText(string(b))

@@ -2,8 +2,10 @@ package tools
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -42,6 +44,7 @@ func (env *Env) writeOutput(name, prefix, ext string, data []byte) (string, erro
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", p, err)
 	}
+	env.evictOutput(p)
 	return p, nil
 }
 
@@ -82,13 +85,68 @@ func within(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// relLink renders a path for a response: relative to the working directory
-// when inside it, like upstream's links.
-func relLink(p string) string {
+// link renders a path for a response: with FilePaths "absolute" the
+// absolute path; otherwise relative to the working directory when inside
+// it, like upstream's links.
+func (env *Env) link(p string) string {
+	if env.FilePaths == "absolute" {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
 	if cwd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
 			return "./" + rel
 		}
 	}
 	return p
+}
+
+// evictOutput keeps the output directory under OutputMaxSize bytes: it
+// removes its oldest files (by modification time, subdirectories included)
+// until the total fits, never keep (the file just written). A zero
+// OutputMaxSize keeps everything.
+func (env *Env) evictOutput(keep string) {
+	if env.OutputMaxSize <= 0 || env.OutputDir == "" {
+		return
+	}
+	dir, err := filepath.Abs(env.OutputDir)
+	if err != nil {
+		return
+	}
+	keep, _ = filepath.Abs(keep)
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		total += info.Size()
+		if p != keep {
+			files = append(files, file{p, info.Size(), info.ModTime()})
+		}
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.Before(files[j].mod) })
+	for _, f := range files {
+		if total <= env.OutputMaxSize {
+			break
+		}
+		if err := os.Remove(f.path); err != nil {
+			env.Log.Warn().Err(err).Msg("output eviction: cannot remove a file")
+			continue
+		}
+		total -= f.size
+		env.Log.Debug().Str("file", filepath.Base(f.path)).Int64("bytes", f.size).Msg("output eviction: removed the oldest file")
+	}
 }

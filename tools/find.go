@@ -100,7 +100,7 @@ func find(c *tabCall) error {
 		if err != nil {
 			return err
 		}
-		c.resp.Result("- [Find results](%s)", relLink(p))
+		c.resp.Result("- [Find results](%s)", c.env.link(p))
 		return nil
 	}
 	c.resp.ResultText(fence("yaml", out))

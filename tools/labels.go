@@ -152,7 +152,7 @@ func labeledScreenshot(c *tabCall) error {
 	if full {
 		what = "full page"
 	}
-	c.resp.Result("- [Screenshot of %s with %d ref labels](%s)", what, len(labels), relLink(p))
+	c.resp.Result("- [Screenshot of %s with %d ref labels](%s)", what, len(labels), c.env.link(p))
 	var b strings.Builder
 	if full {
 		fmt.Fprintf(&b, "Labels (box=x,y,width,height in CSS pixels of the image; the viewport is scrolled by %g,%g):\n", sx, sy)

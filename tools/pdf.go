@@ -25,6 +25,6 @@ func pdfSave(c *tabCall) error {
 	if _, err := c.env.writeOutput(p, "page", ".pdf", data); err != nil {
 		return err
 	}
-	c.resp.Result("- [Page as pdf](%s) (%d bytes)", relLink(p), len(data))
+	c.resp.Result("- [Page as pdf](%s) (%d bytes)", c.env.link(p), len(data))
 	return nil
 }

@@ -36,6 +36,17 @@ type Env struct {
 	Caps map[string]bool
 	// OutputDir is where files (screenshots, downloads, traces) are written.
 	OutputDir string
+	// OutputMaxSize, if positive, caps the bytes of OutputDir: after a tool
+	// writes a file there, the oldest other files are removed until the
+	// total fits (--output-max-size). If zero, nothing is removed.
+	OutputMaxSize int64
+	// FilePaths is how responses show file paths (--file-paths):
+	// "absolute", or relative to the working directory when empty or
+	// "relative".
+	FilePaths string
+	// SessionLog, if set, receives every tool call and its response
+	// (--save-session; sessionlog.go).
+	SessionLog *SessionLog
 	// AllowUnrestrictedFileAccess permits file: URLs and paths outside the
 	// allowed roots.
 	AllowUnrestrictedFileAccess bool
@@ -184,7 +195,9 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 		}
 		r := t.Handle(ctx, env, Args{m: args, aliases: t.Aliases})
 		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")
-		return env.build(r), nil
+		res = env.build(r)
+		env.SessionLog.record(ctx, env, t.Def.Name, args, res)
+		return res, nil
 	}
 }
 

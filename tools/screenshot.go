@@ -61,7 +61,7 @@ func screenshot(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	c.resp.Result("- [Screenshot of %s](%s)", what, relLink(p))
+	c.resp.Result("- [Screenshot of %s](%s)", what, c.env.link(p))
 	if name == "" {
 		c.resp.AddImage(base64.StdEncoding.EncodeToString(data), "image/"+typ)
 	}

@@ -129,7 +129,7 @@ func snapshotCall(c *tabCall) error {
 		if err != nil {
 			return err
 		}
-		c.resp.Result("- [Snapshot](%s)", relLink(p))
+		c.resp.Result("- [Snapshot](%s)", c.env.link(p))
 		return nil
 	}
 	c.resp.SetSnapshot(fence("yaml", text))

@@ -334,7 +334,7 @@ func storageStateSave(c *tabCall) error {
 	if p, err = c.env.writeOutput(p, "storage-state", ".json", st.JSON); err != nil {
 		return err
 	}
-	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", relLink(p), st.Cookies, st.Origins)
+	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", c.env.link(p), st.Cookies, st.Origins)
 	return nil
 }
 
@@ -448,6 +448,6 @@ func storageStateRestore(c *tabCall) error {
 	if err := c.gen.SetStorageState(c.ctx, b); err != nil {
 		return fmt.Errorf("restore storage state from %s: %w", name, err)
 	}
-	c.resp.Result("Restored %d cookie(s) and localStorage of %d origin(s) from %s; the earlier cookies and localStorage were cleared", nc, no, relLink(p))
+	c.resp.Result("Restored %d cookie(s) and localStorage of %d origin(s) from %s; the earlier cookies and localStorage were cleared", nc, no, c.env.link(p))
 	return nil
 }

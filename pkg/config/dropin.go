@@ -566,20 +566,8 @@ func (c Config) validateDropin(bad func(setting string, v any, why string)) {
 	}
 	// Not built yet: refused rather than silently ignored (README, "Moving
 	// from @playwright/mcp").
-	if c.IdleTimeout != nil && *c.IdleTimeout > 0 {
-		bad("--idle-timeout", c.IdleTimeout.Milliseconds(), "is not supported yet: the browser stays open until its session ends (--http-session-idle-ttl-ms ends idle HTTP sessions); pass 0 or leave it out")
-	}
-	if c.OutputMaxSize > 0 {
-		bad("--output-max-size", c.OutputMaxSize, "is not supported yet: output files are not evicted (downloads are capped by --max-download-bytes); leave it out")
-	}
-	if c.FilePaths == "absolute" {
-		bad("--file-paths", "absolute", "is not supported yet: paths are shown relative to the working directory; leave it out")
-	}
 	if c.SharedBrowserContext {
 		bad("--shared-browser-context", true, "is not supported yet: use --http-isolation=context (one browser, a context per session) instead")
-	}
-	if c.SaveSession {
-		bad("--save-session", true, "is not supported yet: leave it out")
 	}
 	if c.BrowserEngine == "playwright" && c.BinaryPath == "" {
 		bad("--browser-engine", "playwright", "needs --executable-path to a plain Chromium (e.g. /usr/bin/chromium); without it this server uses CloakBrowser")

@@ -71,6 +71,16 @@ func TestDropinLoad(t *testing.T) {
 				t.Fatal(c.DeviceName())
 			}
 		}},
+		{"idle default", nil, nil, func(t *testing.T, c Config) {
+			if c.IdleAfter() != time.Hour && c.Headless || c.IdleAfter() != 0 && !c.Headless {
+				t.Fatal(c.Headless, c.IdleAfter())
+			}
+		}},
+		{"idle timeout", []string{"--idle-timeout", "1500", "--file-paths", "absolute", "--output-max-size", "1000", "--save-session"}, nil, func(t *testing.T, c Config) {
+			if c.IdleAfter() != 1500*time.Millisecond || c.FilePaths != "absolute" || c.OutputMaxSize != 1000 || !c.SaveSession || c.Validate() != nil {
+				t.Fatal(c.IdleAfter(), c.FilePaths, c.OutputMaxSize, c.SaveSession, c.Validate())
+			}
+		}},
 		{"idle zero disables", []string{"--idle-timeout", "0"}, nil, func(t *testing.T, c Config) {
 			if c.IdleAfter() != 0 {
 				t.Fatal(c.IdleAfter())
@@ -111,7 +121,7 @@ func TestDropinRefusals(t *testing.T) {
 		{"pfx", []string{"--https-pfx", "a.pfx"}, "PKCS#12"},
 		{"secrets file", []string{"--secrets", "/nonexistent"}, `--secrets="/nonexistent": cannot read the dotenv file`},
 		{"storage state file", []string{"--storage-state", "/nonexistent"}, "--storage-state"},
-		{"idle timeout", []string{"--idle-timeout", "1000"}, "not supported yet"},
+		{"shared browser context", []string{"--shared-browser-context"}, "not supported yet"},
 		{"viewport", []string{"--viewport-size", "12x"}, "--viewport-size=12x"},
 		{"missing value", []string{"--device"}, "--device needs a value"},
 	}

@@ -129,9 +129,6 @@ var refusedFlags = map[string]string{
 	"init-page":        "cannot run in this Go server",
 	"profile-dir-name": "only applies to --extension",
 	// Not built yet (README lists them): refused, never silently ignored.
-	"idle-timeout":           "is not supported yet",
-	"output-max-size":        "is not supported yet",
-	"save-session":           "is not supported yet",
 	"shared-browser-context": "is not supported yet",
 }
 

@@ -161,14 +161,19 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		Lifetime:                    s.life,
 		// A backstop: every step has its own bound; evaluate_with_timeout
 		// may run 120 s, a navigation --timeout-navigation.
-		CallTimeout:  max(cfg.TimeoutNavigation, 120*time.Second) + time.Minute,
-		SnapshotMode: cfg.SnapshotMode,
+		CallTimeout:   max(cfg.TimeoutNavigation, 120*time.Second) + time.Minute,
+		SnapshotMode:  cfg.SnapshotMode,
+		OutputMaxSize: cfg.OutputMaxSize,
+		FilePaths:     cfg.FilePaths,
 		Output: tools.Output{
 			Codegen:        codegen.Language(cfg.Codegen),
 			Secrets:        secrets,
 			ImageResponses: cfg.ImageResponses,
 		},
 		Config: func() any { return shownConfig(cfg) },
+	}
+	if cfg.SaveSession {
+		env.SessionLog = tools.NewSessionLog(cfg.OutputDir)
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
@@ -205,6 +210,7 @@ func (s *Server) sessionConfig() session.Config {
 		NavigationTimeout: s.cfg.TimeoutNavigation,
 		MaxDownloadBytes:  s.cfg.MaxDownloadBytes,
 		MaxDownloads:      s.cfg.MaxDownloads,
+		IdleTimeout:       s.cfg.IdleAfter(),
 		Log:               s.log,
 	}
 	if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {

@@ -1,0 +1,180 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+)
+
+// startIn runs the binary over stdio in a temp working directory with
+// --output-dir out (relative to it) and a variable marking its process tree.
+func startIn(t *testing.T, args ...string) (c *mcptest.Client, dir, tree string) {
+	t.Helper()
+	mcptest.Chromium(t)
+	env, tmp := serverEnv(t)
+	tree = fmt.Sprintf("CLOAKBROWSER_MCP_TEST_TREE=%s-%d", t.Name(), time.Now().UnixNano())
+	opts := mcptest.Options{
+		Args: append([]string{"--no-download", "--output-dir", "out"}, args...),
+		Env:  append(env, tree),
+		Dir:  tmp,
+	}
+	return mcptest.StartBinary(t, mcptest.Binary(t), opts), tmp, tree
+}
+
+// browserPIDs are the browser processes of the marked server (those given
+// a profile on their command line).
+func browserPIDs(tree string) map[int]bool {
+	out := map[int]bool{}
+	for _, p := range proctree.Marked(tree) {
+		if strings.Contains(procCmdline(p.PID), "--user-data-dir=") {
+			out[p.PID] = true
+		}
+	}
+	return out
+}
+
+// TestDropinIdleTimeout: after --idle-timeout without a call the browser's
+// processes end; the next call launches a new browser.
+func TestDropinIdleTimeout(t *testing.T) {
+	srv := pages(t)
+	c, _, tree := startIn(t, "--idle-timeout", "1500")
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
+	first := browserPIDs(tree)
+	if len(first) == 0 {
+		t.Fatal("no browser process after a navigation")
+	}
+	// A call in flight longer than the timeout keeps the browser: it is
+	// idle time only once the call has ended.
+	must(t, c, "browser_wait_for", map[string]any{"time": 3}, "Waited 3 seconds")
+	for pid := range first {
+		if !browserPIDs(tree)[pid] {
+			t.Fatalf("browser process %d ended during a call in flight", pid)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(browserPIDs(tree)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the browser is still running 60 s after an idle timeout of 1.5 s:%v", browserPIDs(tree))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
+	second := browserPIDs(tree)
+	if len(second) == 0 {
+		t.Fatal("no browser process after the call that follows the idle close")
+	}
+	for pid := range second {
+		if first[pid] {
+			t.Fatalf("browser process %d survived the idle close", pid)
+		}
+	}
+}
+
+// TestDropinOutputMaxSize: after each file written, the oldest files of the
+// output dir go until the total fits the cap, and no more.
+func TestDropinOutputMaxSize(t *testing.T) {
+	const limit = 30000 // a screenshot of lab.html is ~12 kB: two fit
+	srv := pages(t)
+	c, dir, _ := startIn(t, "--output-max-size", fmt.Sprint(limit))
+	out := filepath.Join(dir, "out")
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
+	var names []string
+	sizes := map[string]int64{}
+	for i := range 4 {
+		name := fmt.Sprintf("shot-%d.png", i)
+		names = append(names, name)
+		must(t, c, "browser_take_screenshot", map[string]any{"filename": name}, name)
+		info, err := os.Stat(filepath.Join(out, name))
+		if err != nil {
+			t.Fatalf("the file just written is gone: %v", err)
+		}
+		sizes[name] = info.Size()
+		time.Sleep(20 * time.Millisecond) // distinct modification times
+	}
+	// The newest files whose sizes fit the cap stay; the newest always does.
+	want := map[string]bool{}
+	var sum int64
+	for i := len(names) - 1; i >= 0; i-- {
+		if sum+sizes[names[i]] > limit && i < len(names)-1 {
+			break
+		}
+		sum += sizes[names[i]]
+		want[names[i]] = true
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, e := range entries {
+		got[e.Name()] = true
+	}
+	if len(want) < 2 || len(want) == len(names) {
+		t.Fatalf("the test needs screenshots of which some but not all fit %d bytes: %v", limit, sizes)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("output dir holds %v, want %v (sizes %v, cap %d)", got, want, sizes, limit)
+	}
+}
+
+// TestDropinFilePaths: results show paths relative to the working
+// directory by default and absolute with --file-paths absolute.
+func TestDropinFilePaths(t *testing.T) {
+	srv := pages(t)
+	for _, tc := range []struct {
+		mode string
+		want func(dir string) string
+	}{
+		{"relative", func(string) string { return "](./out/shot.png)" }},
+		{"absolute", func(dir string) string { return "](" + filepath.Join(dir, "out", "shot.png") + ")" }},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c, dir, _ := startIn(t, "--file-paths", tc.mode)
+			dir, _ = filepath.EvalSymlinks(dir)
+			must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
+			got := must(t, c, "browser_take_screenshot", map[string]any{"filename": "shot.png"})
+			if !strings.Contains(got, tc.want(dir)) {
+				t.Fatalf("want %q in:\n%s", tc.want(dir), got)
+			}
+		})
+	}
+}
+
+// TestDropinSaveSession: every call and its response land in one markdown
+// log in the output dir, with --secrets values redacted.
+func TestDropinSaveSession(t *testing.T) {
+	srv := pages(t)
+	secrets := filepath.Join(t.TempDir(), "s.env")
+	if err := os.WriteFile(secrets, []byte("TOKEN=sekrit-4711\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, dir, _ := startIn(t, "--save-session", "--secrets", secrets)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html?k=sekrit-4711"}, "Page URL:")
+	must(t, c, "browser_evaluate", map[string]any{"function": "() => 'answer-' + 42"}, "answer-42")
+	logs, _ := filepath.Glob(filepath.Join(dir, "out", "session-*.md"))
+	if len(logs) != 1 {
+		t.Fatalf("want one session log, got %v", logs)
+	}
+	b, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, w := range []string{"### Tool call: browser_navigate", "lab.html?k=<secret>TOKEN</secret>", "### Tool call: browser_evaluate", "'answer-' + 42", "answer-42"} {
+		if !strings.Contains(log, w) {
+			t.Fatalf("session log lacks %q:\n%s", w, log)
+		}
+	}
+	if strings.Contains(log, "sekrit-4711") {
+		t.Fatalf("session log holds a secret value:\n%s", log)
+	}
+	if i, j := strings.Index(log, "browser_navigate"), strings.Index(log, "browser_evaluate"); i > j {
+		t.Fatal("calls out of order")
+	}
+}
