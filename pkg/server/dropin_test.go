@@ -25,7 +25,7 @@ import (
 )
 
 // upstreamHelp is the verbatim `--help` of @playwright/mcp 0.0.83.
-const upstreamHelp = "../../../shared/reference/playwright-mcp-0.0.83-cli.md"
+const upstreamHelp = "../../testdata/upstream/playwright-mcp-0.0.83-cli.md" // a copy of the reference facts: upstream's --help, verbatim
 
 // upstreamFlag is one option of upstream's --help.
 type upstreamFlag struct {
