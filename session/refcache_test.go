@@ -5,50 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
-
-// remoteChromium starts a Chromium that listens for DevTools on a loopback
-// port (a browser someone else started) and returns its endpoint. It is
-// killed, and its profile removed, when the test ends.
-func remoteChromium(t *testing.T) string {
-	t.Helper()
-	profile := t.TempDir()
-	args := append([]string{"--headless", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs...)
-	cmd := exec.Command(chromium(t), append(args, "about:blank")...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil {
-			if port, _, ok := strings.Cut(string(b), "\n"); ok && port != "" {
-				return "http://127.0.0.1:" + port
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("Chromium did not write DevToolsActivePort")
-	return ""
-}
 
 // TestRefsSurviveANewConnection: refs of an AI snapshot taken through one
 // connection to a browser resolve on the page object of a new connection to
@@ -62,7 +28,7 @@ func TestRefsSurviveANewConnection(t *testing.T) {
 <p id="out">none</p>`)
 	}))
 	t.Cleanup(srv.Close)
-	endpoint := remoteChromium(t)
+	endpoint := mcptest.RemoteChromium(t)
 	s := session.New(t.Name(), drv, session.Config{
 		CDPEndpoint: endpoint,
 		Log:         zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),

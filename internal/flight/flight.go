@@ -60,6 +60,10 @@ func (f *Flight[T]) join(work func() (T, error)) *call[T] {
 	return c
 }
 
+// Start starts work in a new goroutine unless a call is in flight, and
+// returns at once; later callers of Do share that call.
+func (f *Flight[T]) Start(work func() (T, error)) { f.join(work) }
+
 // Running reports whether a call is in flight.
 func (f *Flight[T]) Running() bool {
 	f.mu.Lock()

@@ -120,3 +120,28 @@ func TestWaitHonoursItsDeadline(t *testing.T) {
 		}
 	})
 }
+
+func TestStartDoesNotWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var f Flight[int]
+		var runs atomic.Int32
+		release := make(chan struct{})
+		work := func() (int, error) { runs.Add(1); <-release; return 3, nil }
+		f.Start(work)
+		f.Start(work) // joins the call in flight
+		synctest.Wait()
+		if !f.Running() || runs.Load() != 1 {
+			t.Fatalf("running %v, runs %d; want one call in flight", f.Running(), runs.Load())
+		}
+		got := make(chan int, 1)
+		go func() { v, _ := f.Do(context.Background(), work); got <- v }()
+		synctest.Wait() // Do has joined the started call
+		close(release)
+		if v := <-got; v != 3 {
+			t.Fatalf("Do after Start = %d; want the started call's 3", v)
+		}
+		if runs.Load() != 1 {
+			t.Fatalf("work ran %d times, want 1", runs.Load())
+		}
+	})
+}

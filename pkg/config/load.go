@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/textdist"
 	"io"
 	"os"
 	"path/filepath"
@@ -257,7 +258,7 @@ func FlagNames() []string {
 func suggest(name string) string {
 	best, bestD := "", 4
 	for _, f := range FlagNames() {
-		d := editDistance(name, f)
+		d := textdist.Levenshtein(name, f)
 		if strings.HasPrefix(f, name) && len(name) >= 3 {
 			d = min(d, 1)
 		}
@@ -269,26 +270,6 @@ func suggest(name string) string {
 		return ""
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // expandVariadic turns upstream's variadic form "--init-script a.js b.js"

@@ -82,11 +82,8 @@ func Start(o Options, autoInstall bool) *Driver {
 	if tmp != "" && pdeathsigWrapper() == "" {
 		fmt.Fprintln(d.opts.Log, "cloakbrowser-mcp: setpriv with --pdeathsig not found (util-linux 2.33 or newer): the Playwright driver may outlive this process if it is killed")
 	}
-	// Begin the first start without waiting for it: with a done context Do
-	// returns at once, and the work goes on for Get and Close.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, _ = d.starts.Do(ctx, d.start)
+	// Begin the first start without waiting for it; Get and Close join it.
+	d.starts.Start(d.start)
 	return d
 }
 

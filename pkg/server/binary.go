@@ -48,9 +48,7 @@ func knownBinary(info cloakbrowser.BinaryInfo) *binaryResolver {
 
 // start begins the resolution in the background and returns at once.
 func (b *binaryResolver) start() {
-	now, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, _ = b.f.Do(now, b.work) // an ended context: Do starts the work and does not wait
+	b.f.Start(b.work)
 }
 
 // get waits for the resolution, or for ctx.

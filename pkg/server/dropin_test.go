@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
@@ -381,39 +380,10 @@ fetch(%q).then(() => r.textContent = 'fetched', () => r.textContent = 'fetch blo
 	}
 }
 
-// remoteChromium starts a Chromium with a DevTools port on loopback and
-// returns its http://127.0.0.1:port endpoint.
-func remoteChromium(t *testing.T) string {
-	t.Helper()
-	profile := t.TempDir()
-	args := append([]string{"--headless", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs...)
-	cmd := exec.Command(mcptest.Chromium(t), append(args, "about:blank")...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil {
-			if port, _, ok := strings.Cut(string(b), "\n"); ok && port != "" {
-				return "http://127.0.0.1:" + port
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("Chromium did not write DevToolsActivePort")
-	return ""
-}
-
 func TestDropinCDPEndpoint(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(echoPage))
 	t.Cleanup(srv.Close)
-	endpoint := remoteChromium(t)
+	endpoint := mcptest.RemoteChromium(t)
 	c, _ := inProcess(t, "--cdp-endpoint", endpoint, "--cdp-header", "X-Dropin: 1")
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/remote"}, "Page Title: echo")
 	// The page is in the remote browser.

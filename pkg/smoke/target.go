@@ -2,6 +2,7 @@ package smoke
 
 import (
 	"fmt"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/textdist"
 	"sort"
 	"strings"
 
@@ -137,28 +138,8 @@ func closest(els []element, want RoleName, n int) string {
 }
 
 // distance is the Levenshtein distance of a and b (bytes), capped inputs.
+// distance is the edit distance of a and b, each cut to 200 bytes so a
+// long name cannot make the hint expensive.
 func distance(a, b string) int {
-	if len(a) > 200 {
-		a = a[:200]
-	}
-	if len(b) > 200 {
-		b = b[:200]
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return textdist.Levenshtein(a[:min(len(a), 200)], b[:min(len(b), 200)])
 }
