@@ -137,6 +137,7 @@ func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
 	setPdeathsig(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)

@@ -160,6 +160,7 @@ func StartBinary(t testing.TB, bin string, o Options) *Client {
 			cmd = exec.CommandContext(ctx, command, args...)
 			cmd.Env = env
 			cmd.Dir = o.Dir
+			cmd.WaitDelay = 5 * time.Second
 			setPdeathsig(cmd)
 			return cmd, nil
 		}))

@@ -155,6 +155,8 @@ func TestDropinEveryUpstreamFlag(t *testing.T) {
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Env = env
 			cmd.Dir = dir
+			// A grandchild that kept our pipes open must not hold Wait.
+			cmd.WaitDelay = 5 * time.Second
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			if f.name == "port" {
@@ -165,7 +167,9 @@ func TestDropinEveryUpstreamFlag(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); pw.Close() }()
+				// Close the reader first: once we stop scanning, the copy from
+				// the child's stderr would block on pw forever and hold Wait.
+				defer func() { _ = cmd.Process.Kill(); pr.Close(); _ = cmd.Wait() }()
 				sc := bufio.NewScanner(pr)
 				for sc.Scan() {
 					if mcptest.ListenURL(sc.Text()) != "" {
@@ -218,6 +222,7 @@ func TestDropinBadInput(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, append([]string{"--no-download"}, tc.args...)...)
 			cmd.Env = env
+			cmd.WaitDelay = 5 * time.Second
 			cmd.Stdin = strings.NewReader("")
 			out, _ := cmd.CombinedOutput()
 			if cmd.ProcessState.ExitCode() == 0 {

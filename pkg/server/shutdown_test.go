@@ -28,6 +28,7 @@ func startRaw(t *testing.T, env []string, args ...string) *rawServer {
 	t.Helper()
 	cmd := exec.Command(mcptest.Binary(t), args...)
 	cmd.Env = append(cmd.Environ(), env...)
+	cmd.WaitDelay = 5 * time.Second
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	r := &rawServer{cmd: cmd, stdin: stdin, lines: make(chan string, 100), stderr: &mcptest.SyncBuffer{}}
