@@ -35,6 +35,11 @@ type Config struct {
 	// Limits bounds connections, sizes and timeouts. Zero fields take defaults.
 	Limits Limits
 
+	// Files is the file policy applied to what clients send: file: URLs,
+	// files given to pages and download directories. The zero value refuses
+	// them all; Files.Unrestricted relays everything unchanged.
+	Files FilePolicy
+
 	// Logf receives operational log lines. Lines never contain a capability
 	// or a URL holding one (paths read /cdp/<redacted>). If nil, nothing is logged.
 	Logf func(format string, args ...any)
@@ -77,6 +82,9 @@ func (c Config) Validate() error {
 		if _, ok := normalizeOrigin(o); !ok {
 			return fmt.Errorf("cdpproxy: AllowedOrigins entry %q is not an origin such as https://example.com", o)
 		}
+	}
+	if err := c.Files.validate(); err != nil {
+		return err
 	}
 	return c.Limits.validate()
 }

@@ -79,6 +79,13 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, g *genera
 	target.Path = rt.upstream
 	if rt.query {
 		target.RawQuery = r.URL.RawQuery
+		// Chromium percent-decodes the whole query and opens it as a URL.
+		if p.files != nil {
+			if err := checkURL(unescapeQuery(r.URL.RawQuery)); err != nil {
+				writeError(w, http.StatusForbidden, codeFilePolicy, "/json/new: "+err.Error())
+				return
+			}
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, target.String(), nil)
 	if err != nil {

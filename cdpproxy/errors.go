@@ -30,6 +30,7 @@ var (
 const (
 	codeNotFound         = "not_found"
 	codeForbidden        = "forbidden"
+	codeFilePolicy       = "file_policy"
 	codeBadRequest       = "bad_request"
 	codeMethodNotAllowed = "method_not_allowed"
 	codePayloadTooLarge  = "payload_too_large"

@@ -34,7 +34,7 @@ type fakeBrowser struct {
 	closes   chan websocket.StatusCode // close codes the echo saw from the proxy
 }
 
-func newFakeBrowser(t *testing.T) *fakeBrowser {
+func newFakeBrowser(t testing.TB) *fakeBrowser {
 	t.Helper()
 	fb := &fakeBrowser{gate: make(chan struct{}), closes: make(chan websocket.StatusCode, 16)}
 	fb.srv = httptest.NewServer(http.HandlerFunc(fb.serve))
@@ -153,7 +153,7 @@ func (fb *fakeBrowser) echo(w http.ResponseWriter, r *http.Request) {
 }
 
 // freeRange finds n consecutive ports that can be bound on 127.0.0.1 now.
-func freeRange(t *testing.T, n int) PortRange {
+func freeRange(t testing.TB, n int) PortRange {
 	t.Helper()
 	for attempt := 0; attempt < 50; attempt++ {
 		first := 20000 + rand.IntN(40000)
@@ -202,7 +202,7 @@ func (l *logRecorder) all() string {
 	return strings.Join(l.lines, "\n")
 }
 
-func newTestProxy(t *testing.T, cfg Config) *testProxy {
+func newTestProxy(t testing.TB, cfg Config) *testProxy {
 	t.Helper()
 	r := freeRange(t, 1)
 	leaser, err := NewLeaser("127.0.0.1", r.String())
@@ -231,7 +231,7 @@ func newTestProxy(t *testing.T, cfg Config) *testProxy {
 	return &testProxy{Proxy: p, lease: lease, logs: logs}
 }
 
-func (tp *testProxy) publish(t *testing.T, fb *fakeBrowser) string {
+func (tp *testProxy) publish(t testing.TB, fb *fakeBrowser) string {
 	t.Helper()
 	u, err := tp.Publish(fb.url())
 	if err != nil {

@@ -32,6 +32,7 @@ type Proxy struct {
 	scheme string // advertised: http or https
 	auth   string // advertised authority, host:port
 	policy policy
+	files  *fileGuard // nil: unrestricted file access
 
 	srv       *http.Server
 	transport *http.Transport // to the browser; no proxies, no keep-alive
@@ -97,6 +98,7 @@ func New(lease *Lease, cfg Config) (*Proxy, error) {
 		serveDone: make(chan struct{}),
 		pairs:     make(map[*wsPair]struct{}),
 		done:      make(chan struct{}),
+		files:     newFileGuard(cfg.Files),
 	}
 	if p.logf == nil {
 		p.logf = func(string, ...any) {}

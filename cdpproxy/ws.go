@@ -215,7 +215,11 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, g *genera
 		p.mu.Unlock()
 	}()
 
-	why := p.relay(g, pr)
+	var in *inspector
+	if p.files != nil {
+		in = newInspector(p.files)
+	}
+	why := p.relay(g, pr, in)
 	p.logf("cdpproxy: port %d: WebSocket %s closed: %s", p.Port(), logPath, why)
 }
 
@@ -227,7 +231,10 @@ type pumpResult struct {
 }
 
 // pump forwards whole messages from src to dst until one of them fails.
-func pump(dst, src *websocket.Conn, from side) pumpResult {
+// With an inspector, a client message it refuses is answered on src with
+// the CDP error instead of being forwarded, and browser messages are shown
+// to it before they are forwarded.
+func pump(dst, src *websocket.Conn, from side, in *inspector) pumpResult {
 	ctx := context.Background() // ended by closing the connections, never by cancellation (that would skip the close frame)
 	var buf bytes.Buffer
 	for {
@@ -238,6 +245,16 @@ func pump(dst, src *websocket.Conn, from side) pumpResult {
 		buf.Reset()
 		if _, err := buf.ReadFrom(r); err != nil {
 			return pumpResult{from: from, readErr: err}
+		}
+		if in != nil {
+			if from == sideUpstream {
+				in.upstream(buf.Bytes())
+			} else if reply := in.client(buf.Bytes()); reply != nil {
+				if err := src.Write(ctx, websocket.MessageText, reply); err != nil {
+					return pumpResult{from: sideUpstream, writeErr: err} // writing to the client failed
+				}
+				continue
+			}
 		}
 		if err := dst.Write(ctx, typ, buf.Bytes()); err != nil {
 			return pumpResult{from: from, writeErr: err}
@@ -251,10 +268,10 @@ func pump(dst, src *websocket.Conn, from side) pumpResult {
 // relay runs both directions and closes the pair by the first event: one
 // direction ending, or the generation's revocation. It returns once both
 // directions have stopped.
-func (p *Proxy) relay(g *generation, pr *wsPair) string {
+func (p *Proxy) relay(g *generation, pr *wsPair, in *inspector) string {
 	results := make(chan pumpResult, 2)
-	go func() { results <- pump(pr.upstream, pr.client, sideClient) }()
-	go func() { results <- pump(pr.client, pr.upstream, sideUpstream) }()
+	go func() { results <- pump(pr.upstream, pr.client, sideClient, in) }()
+	go func() { results <- pump(pr.client, pr.upstream, sideUpstream, in) }()
 
 	pending := 2
 	var plan closePlan

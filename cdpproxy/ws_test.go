@@ -17,7 +17,8 @@ import (
 
 func TestWebSocketRoundTrip(t *testing.T) {
 	fb := newFakeBrowser(t)
-	tp := newTestProxy(t, Config{AllowedOrigins: []string{"https://app.example.test"}})
+	// The relay's mechanics, on messages that are not CDP: no file policy.
+	tp := newTestProxy(t, Config{AllowedOrigins: []string{"https://app.example.test"}, Files: FilePolicy{Unrestricted: true}})
 	discovery := tp.publish(t, fb)
 	tests := []struct {
 		name string
@@ -127,7 +128,7 @@ func TestWebSocketCloseCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fb := newFakeBrowser(t)
-			tp := newTestProxy(t, Config{Limits: Limits{MaxMessageBytes: 1024}})
+			tp := newTestProxy(t, Config{Limits: Limits{MaxMessageBytes: 1024}, Files: FilePolicy{Unrestricted: true}})
 			discovery := tp.publish(t, fb)
 			conn, _, err := dialWS(t, wsURL(discovery, "/devtools/page/ABC"), nil)
 			if err != nil {

@@ -9,14 +9,31 @@
 # Exits non-zero if any applicable scenario fails.
 #
 # Scenarios not run (n.a. for this server; checked against the 0.1.16 sources):
-#   logging-set-level, tools-call-with-logging   we do not offer the logging capability
-#   completion-complete                          we do not offer completions
-#   resources-*, prompts-*                       we do not offer resources or prompts
-#   tools-call-{simple-text,image,audio,embedded-resource,mixed-content,error,
-#     with-progress,sampling,elicitation}, json-schema-2020-12,
-#     elicitation-sep1034-defaults, elicitation-sep1330-enums,
-#     server-sse-polling                         call test_* tools of the reference
-#                                                "everything" server that we do not have
+#   tools-call-with-logging                      calls test_tool_with_logging of the reference
+#                                                "everything" server; our log notifications are
+#                                                tested in pkg/server/notify_test.go
+#   completion-complete                          calls completion/complete on test_complete;
+#                                                we offer no completions capability
+#   tools-call-simple-text, tools-call-image, tools-call-audio,
+#   tools-call-embedded-resource, tools-call-mixed-content, tools-call-error,
+#   tools-call-with-progress, tools-call-sampling, tools-call-elicitation,
+#   json-schema-2020-12, elicitation-sep1034-defaults, elicitation-sep1330-enums
+#                                                each calls a test_* tool of the reference
+#                                                "everything" server (test_simple_text,
+#                                                test_image_content, …); our tools are the
+#                                                @playwright/mcp set, and adding fakes would
+#                                                change the drop-in tool list
+#   server-sse-polling                           calls test_reconnection (same reason); our
+#                                                SSE resumption is tested in pkg/server
+#   resources-list, resources-read-text, resources-read-binary,
+#   resources-templates-read, resources-subscribe, resources-unsubscribe
+#                                                need a resources capability (resources-list
+#                                                applies once the server declares one; the
+#                                                read/templates/subscribe ones read the
+#                                                reference server's test:// URIs)
+#   prompts-list, prompts-get-simple, prompts-get-with-args,
+#   prompts-get-embedded-resource, prompts-get-with-image
+#                                                we offer no prompts (upstream has none)
 #
 # Env: CONFORMANCE_DIR (cache), CONFORMANCE_VERSION, CONFORMANCE_NODE_VERSION,
 #      CONFORMANCE_SCENARIOS (space-separated override), CONFORMANCE_RESULTS (output dir).
@@ -26,7 +43,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${CONFORMANCE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cloakbrowser-mcp/conformance}"
 SUITE_VERSION="${CONFORMANCE_VERSION:-0.1.16}"
 NODE_VERSION="${CONFORMANCE_NODE_VERSION:-22.23.5}"
-SCENARIOS="${CONFORMANCE_SCENARIOS:-server-initialize ping tools-list server-sse-multiple-streams dns-rebinding-protection}"
+SCENARIOS="${CONFORMANCE_SCENARIOS:-server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cbm-conformance.XXXXXX")"
 RESULTS="${CONFORMANCE_RESULTS:-$WORK/results}"

@@ -47,6 +47,9 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 		if errors.Is(err, ErrModal) {
 			return nil
 		}
+		if te := (*TimeoutError)(nil); errors.As(err, &te) && te.Msg != "" {
+			te.Action = true
+		}
 		if err != nil && s.prefix != "" {
 			return fmt.Errorf("%s: %w", s.prefix, err)
 		}

@@ -38,7 +38,7 @@ type armedDialog struct {
 }
 
 type armedChooser struct {
-	paths []string
+	paths []InputFile
 	done  func(error)
 }
 
@@ -54,13 +54,13 @@ func (t *Tab) ArmDialog(a DialogAnswer, done func(DialogInfo, error)) {
 	t.mu.Unlock()
 }
 
-// ArmFileChooser makes the tab's next file chooser get paths (checked by the
+// ArmFileChooser makes the tab's next file chooser get files (read by the
 // caller) instead of opening a modal state; no paths leaves it unanswered,
 // so the input keeps its files. It replaces an earlier arming. done, if not
 // nil, is called once with the outcome, on a goroutine the generation owns.
-func (t *Tab) ArmFileChooser(paths []string, done func(error)) {
+func (t *Tab) ArmFileChooser(files []InputFile, done func(error)) {
 	t.mu.Lock()
-	t.armedLocked().chooser = &armedChooser{paths: append([]string(nil), paths...), done: done}
+	t.armedLocked().chooser = &armedChooser{paths: append([]InputFile(nil), files...), done: done}
 	t.mu.Unlock()
 }
 

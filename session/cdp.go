@@ -86,7 +86,10 @@ type CDPInfo struct {
 // EnableCDP gives the session a managed CDP endpoint on lease: a proxy
 // serving on it from now on (404 until a capability is published), and, for
 // every browser generation, an internal loopback DevTools endpoint whose
-// capability is published only after the ownership proof. It must be called
+// capability is published only after the ownership proof. If cfg.Files
+// restricts file access and names no OutputDir, the session's OutputDir is
+// used: CDP clients may send downloads there and give its files to pages.
+// It must be called
 // before the session's first launch. The session owns lease from the call on
 // (released by Close), also when EnableCDP fails.
 func (s *Session) EnableCDP(lease *cdpproxy.Lease, cfg cdpproxy.Config) error {
@@ -111,6 +114,12 @@ func (s *Session) EnableCDP(lease *cdpproxy.Lease, cfg cdpproxy.Config) error {
 	case s.lastGen > 0:
 		s.mu.Unlock()
 		return fail(errors.New("the browser was launched already; enable CDP before the first browser call"))
+	}
+	if !cfg.Files.Unrestricted && cfg.Files.OutputDir == "" && s.cfg.OutputDir != "" {
+		// Downloads a CDP client asks for may go where the session's own go.
+		if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
+			cfg.Files.OutputDir = dir
+		}
 	}
 	c := &CDP{lease: lease, cfg: cfg, log: s.log.With().Str("component", "cdp").Int("port", lease.Port()).Logger()}
 	if cfg.Logf == nil {

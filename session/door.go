@@ -31,6 +31,10 @@ var (
 	ErrBlocked = errors.New("the page is blocked by a dialog in another tab")
 	// ErrTabClosed means the tab was closed.
 	ErrTabClosed = errors.New("the tab was closed")
+	// ErrNotResponding means the page's main thread did not answer a
+	// trivial call in time (a script that never yields): the call gave up
+	// instead of waiting out its timeout. Navigating away stops its scripts.
+	ErrNotResponding = errors.New("the page is not responding (its main thread is busy)")
 	// ErrUnknownRef means a ref does not name an element of the last snapshot
 	// of the tab (or is no longer on the page).
 	ErrUnknownRef = snapshot.ErrUnknownRef
@@ -45,6 +49,10 @@ type TimeoutError struct {
 	Msg string
 	// Err is the cause (playwright.ErrTimeout or context.DeadlineExceeded).
 	Err error
+	// Action is set when a step of an agent action (Tab.Act: a click, a
+	// fill…) timed out, which Playwright spends waiting for its element to
+	// be actionable.
+	Action bool
 }
 
 func (e *TimeoutError) Error() string {
@@ -113,7 +121,7 @@ func classify(op string, err error, lost bool) error {
 	var te *TimeoutError
 	var pe *PageError
 	var re *RefError
-	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBlocked) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) {
+	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBlocked) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrNotResponding) {
 		return err
 	}
 	msg := err.Error()

@@ -140,9 +140,11 @@ func (s *Session) finishDownload(t *Tab, d playwright.Download, rec *Download, s
 	l.mu.Unlock()
 	if err != nil {
 		t.AddEvent(fmt.Sprintf("Download of %s failed: %v", shown, err))
+		s.notify(NoticeWarning, "download", "download of %s failed: %v", shown, err)
 		return
 	}
 	t.AddEvent(fmt.Sprintf("Downloaded file %s to %q (%d bytes)", shown, path, size))
+	s.notify(NoticeInfo, "download", "downloaded %s (%d bytes)", shown, size)
 }
 
 // saveDownload waits for the browser to finish the download, checks it
@@ -170,7 +172,13 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 		s.releaseBytes(size)
 		return "", 0, errors.New("not saved: the server has no output directory")
 	}
-	dest, n, err := copyInto(s.cfg.OutputDir, SafeFileName(rec.Suggested), tmp, size)
+	root, dir, err := OpenPrincipalRoot(s.cfg.OutputDir, s.principal)
+	if err != nil {
+		s.releaseBytes(size)
+		return "", 0, fmt.Errorf("not saved: %w", err)
+	}
+	defer root.Close()
+	dest, n, err := copyInto(root, dir, SafeFileName(rec.Suggested), tmp, size)
 	if err != nil {
 		s.releaseBytes(size)
 		return "", 0, err
@@ -199,17 +207,11 @@ func (s *Session) releaseBytes(size int64) {
 	l.mu.Unlock()
 }
 
-// copyInto copies src (size bytes) into dir under name, or name-2, name-3…
-// when taken. The file is created exclusively, so nothing already in dir
-// (a file, a symlink) is overwritten or followed.
-func copyInto(dir, name, src string, size int64) (string, int64, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", 0, err
-	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return "", 0, fmt.Errorf("create %s: %v", abs, err)
-	}
+// copyInto copies src (size bytes) into root (whose path is dir) under
+// name, or name-2, name-3… when taken. The file is created exclusively
+// through the root, so nothing already there (a file, a symlink) is
+// overwritten or followed.
+func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
@@ -222,8 +224,7 @@ func copyInto(dir, name, src string, size int64) (string, int64, error) {
 		if i > 1 {
 			cand = fmt.Sprintf("%s-%d%s", stem, i, ext)
 		}
-		p := filepath.Join(abs, cand)
-		out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		out, err := root.OpenFile(cand, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
@@ -236,12 +237,12 @@ func copyInto(dir, name, src string, size int64) (string, int64, error) {
 			err = cerr
 		}
 		if err != nil {
-			_ = os.Remove(p)
+			_ = root.Remove(cand)
 			return "", 0, fmt.Errorf("save the download: %v", err)
 		}
-		return p, n, nil
+		return filepath.Join(dir, cand), n, nil
 	}
-	return "", 0, fmt.Errorf("save the download: too many files named like %s in %s", name, abs)
+	return "", 0, fmt.Errorf("save the download: too many files named like %s in %s", name, dir)
 }
 
 // SafeFileName turns a name a page suggested into a plain file name: no

@@ -44,7 +44,12 @@ func TestCopyIntoNeverOverwrites(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "victim")
 	os.Symlink(target, filepath.Join(dir, "f-2.txt"))
 
-	p, n, err := copyInto(dir, "f.txt", src, 3)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	p, n, err := copyInto(root, dir, "f.txt", src, 3)
 	if err != nil || n != 3 || filepath.Base(p) != "f-3.txt" {
 		t.Fatalf("copyInto = %s, %d, %v", p, n, err)
 	}
@@ -173,4 +178,43 @@ func TestDisposers(t *testing.T) {
 	close(lost.lostCh)
 	lost.OnDispose("a", func(context.Context) { t.Error("hook ran on a lost browser") })
 	lost.runDisposers(t.Context())
+}
+
+func TestOpenPrincipalRoot(t *testing.T) {
+	base := t.TempDir()
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(base, "token-2"))
+	cases := []struct {
+		name, principal, dir, err string
+	}{
+		{"stdio shares the output dir", "", base, ""},
+		{"anonymous shares the output dir", Anonymous, base, ""},
+		{"token gets its own dir", "token-1", filepath.Join(base, "token-1"), ""},
+		{"planted symlink refused", "token-2", "", "escapes"},
+		{"traversal refused", "../x", "", "unusable"},
+		{"slash refused", "a/b", "", "unusable"},
+		{"upper case refused", "Token", "", "unusable"},
+		{"leading dash refused", "-x", "", "unusable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, dir, err := OpenPrincipalRoot(base, c.principal)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			if dir != c.dir {
+				t.Fatalf("dir = %s, want %s", dir, c.dir)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("something was created outside: %v", ents)
+	}
 }

@@ -2,8 +2,15 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // Steps an agent action is made of (run by Tab.Act), and the reads of an
@@ -53,9 +60,71 @@ func (e *Element) Fill(value string) Step {
 	return Step{op: "fill " + e.Target, fn: func() error { return e.loc.Fill(value) }}
 }
 
-// Type is the step that types text one key at a time.
+// Type is the step that types text one key at a time. When the action
+// timeout ends the typing, its error is a *TypeTimeoutError that says how
+// much of text the field took.
 func (e *Element) Type(text string) Step {
-	return Step{op: "type into " + e.Target, fn: func() error { return e.loc.PressSequentially(text) }}
+	return Step{op: "type into " + e.Target, fn: func() error {
+		// The field's value before, to tell what the typing added; an
+		// element without a value (contenteditable) gives none.
+		quick := playwright.LocatorInputValueOptions{Timeout: playwright.Float(1000)}
+		before, berr := e.loc.InputValue(quick)
+		err := e.loc.PressSequentially(text)
+		if err == nil || !(errors.Is(err, playwright.ErrTimeout) || strings.Contains(err.Error(), "Timeout ")) {
+			return err
+		}
+		te := &TypeTimeoutError{Total: utf8.RuneCountInString(text), Typed: -1, Timeout: e.tab.g.s.cfg.actionTimeout()}
+		if berr == nil {
+			if after, aerr := e.loc.InputValue(quick); aerr == nil {
+				te.Typed = typedCount(before, after, text)
+			}
+		}
+		return te
+	}}
+}
+
+// TypeTimeoutError says typing one key at a time ran out of time, and how
+// far it got. It does not wrap Playwright's timeout: the door would take it
+// for an element that never became ready.
+type TypeTimeoutError struct {
+	// Typed is how many characters of the text the field took, or -1 if
+	// that cannot be told (no value to read, or one the page rewrote).
+	Typed int
+	// Total is the number of characters of the text.
+	Total int
+	// Timeout is the action timeout that ended the typing.
+	Timeout time.Duration
+}
+
+func (e *TypeTimeoutError) Error() string {
+	if e.Typed < 0 {
+		return fmt.Sprintf("typing did not finish within %v (%d characters); part of the text may be in the field: check it with browser_snapshot, then type the rest or use slowly: false", e.Timeout, e.Total)
+	}
+	return fmt.Sprintf("typed %d of %d characters before the %v timeout; the page handles keys slowly: type the remaining %d with another browser_type, or use slowly: false", e.Typed, e.Total, e.Timeout, e.Total-e.Typed)
+}
+
+// typedCount is how many leading characters of text a field whose value
+// went from before to after took, or -1 when after is not before with a
+// prefix of text inserted at one place (the page rewrote the value).
+func typedCount(before, after, text string) int {
+	if len(after) < len(before) {
+		return -1
+	}
+	n := utf8.RuneCountInString(after) - utf8.RuneCountInString(before)
+	added := clip.Prefix(text, n)
+	if utf8.RuneCountInString(added) != n {
+		return -1
+	}
+	// The caret may have been anywhere: try every place in before.
+	for i := range before {
+		if before[:i]+added+before[i:] == after {
+			return n
+		}
+	}
+	if before+added == after {
+		return n
+	}
+	return -1
 }
 
 // Press is the step that presses a key on the element.

@@ -126,4 +126,5 @@ func (s *Session) closeIdle(d time.Duration) {
 		return
 	}
 	s.log.Info().Int("generation", g.N).Dur("idle", d).Msg("browser closed after idle timeout; the next call relaunches it")
+	s.notify(NoticeNotice, "idle", "browser closed after %v idle; the next call relaunches it", d)
 }

@@ -91,11 +91,9 @@ func (e *Element) ScrollIntoView() Step {
 	return Step{op: "scroll " + e.Target + " into view", fn: func() error { return e.loc.ScrollIntoViewIfNeeded() }}
 }
 
-// SetInputFiles is the step that sets the files of a file input (paths
-// checked by the caller); no paths clears it.
-func (e *Element) SetInputFiles(paths []string) Step {
-	if paths == nil {
-		paths = []string{}
-	}
-	return Step{op: "set the files of " + e.Target, fn: func() error { return e.loc.SetInputFiles(paths) }}
+// SetInputFiles is the step that sets the files of a file input (read by
+// the caller); no files clears it.
+func (e *Element) SetInputFiles(files []InputFile) Step {
+	p := payloads(files)
+	return Step{op: "set the files of " + e.Target, fn: func() error { return e.loc.SetInputFiles(p) }}
 }

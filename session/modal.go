@@ -21,9 +21,9 @@ func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) e
 }
 
 // ChooseFiles clears the modal state m, a file chooser, and answers it with
-// paths (checked by the caller); no paths leaves the chooser unanswered
+// files (read by the caller); no files leaves the chooser unanswered
 // (cancelled).
-func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []string) error {
+func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []InputFile) error {
 	t.ClearModal(m)
 	if len(paths) == 0 {
 		return nil
@@ -46,6 +46,7 @@ func (t *Tab) answerDialog(ctx context.Context, d playwright.Dialog, a DialogAns
 	})
 }
 
-func (t *Tab) setChooserFiles(ctx context.Context, fc playwright.FileChooser, paths []string) error {
-	return run(ctx, t.g, "set the chosen files", stopOn{}, func() error { return fc.SetFiles(paths) })
+func (t *Tab) setChooserFiles(ctx context.Context, fc playwright.FileChooser, files []InputFile) error {
+	p := payloads(files)
+	return run(ctx, t.g, "set the chosen files", stopOn{}, func() error { return fc.SetFiles(p) })
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // Page work on a tab. Every method goes through the door (door.go): it
@@ -20,6 +22,98 @@ const errorPageWait = time.Second
 // titleTimeout bounds reading a title for a response.
 const titleTimeout = 2 * time.Second
 
+// Liveness: a page whose main thread never yields (a script in an endless
+// loop) answers no call. A snapshot probes it first with a trivial evaluate
+// bounded by probeTimeout; a navigation waiting for the DOM probes it every
+// probeAfter, and gives up after probesToGiveUp probes in a row go
+// unanswered (a page may legitimately run a long script while it loads).
+const (
+	probeAfter   = time.Second
+	probeTimeout = 2 * time.Second
+	// probesToGiveUp is how many unanswered probes in a row end a
+	// navigation's wait for the DOM.
+	probesToGiveUp = 2
+	// cdpAttachTimeout bounds opening a tab's CDP session.
+	cdpAttachTimeout = 10 * time.Second
+	// terminateTimeout bounds stopping a busy page's script.
+	terminateTimeout = 2 * time.Second
+)
+
+// alive reports whether the page's main thread answers a trivial call
+// within probeTimeout, and records the answer (Busy). A modal state or the
+// end of ctx is not a verdict: it reports true.
+func (t *Tab) alive(ctx context.Context) bool {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	_, err := call(pctx, t.g, "probe the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	var te *TimeoutError
+	busy := errors.As(err, &te) && ctx.Err() == nil
+	if err == nil || busy {
+		t.mu.Lock()
+		t.busy = busy
+		t.mu.Unlock()
+	}
+	return !busy
+}
+
+// Busy reports whether the page's main thread missed its last liveness
+// probe (since the document loaded).
+func (t *Tab) Busy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.busy
+}
+
+// unbusy stops the script of a page that missed a liveness probe, over the
+// tab's CDP session (attached while the page still answered), so a
+// navigation away from it can commit: a same-site document would otherwise
+// queue behind the endless script in the same renderer.
+func (t *Tab) unbusy(ctx context.Context) {
+	t.mu.Lock()
+	busy, s := t.busy, t.cdpSess
+	t.mu.Unlock()
+	if !busy || s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, terminateTimeout)
+	defer cancel()
+	_, err := call(ctx, t.g, "stop the page's script", stopOn{}, func() (any, error) {
+		return s.Send("Runtime.terminateExecution", map[string]any{})
+	})
+	if err != nil {
+		t.g.s.log.Debug().Err(err).Int("tab", t.ID).Msg("stopping a busy page's script failed")
+	}
+}
+
+// StillLoading counts what the current document still waits for: child
+// frames that never committed a document, and requests in flight.
+func (t *Tab) StillLoading() (frames, requests int) {
+	frames = t.framesNotLoaded()
+	t.mu.Lock()
+	requests = len(t.inflight)
+	t.mu.Unlock()
+	return frames, requests
+}
+
+// framesNotLoaded counts the tab's child frames that have not committed a
+// document yet (their server has not answered): snapshots do not wait for
+// them. It reads Playwright's local frame state; no browser call.
+func (t *Tab) framesNotLoaded() int {
+	n := 0
+	for _, f := range t.p.Frames() {
+		if f.ParentFrame() == nil || f.URL() != "" {
+			continue
+		}
+		// An empty URL with DOMContentLoaded is a frame about to show
+		// its first document; without, its document never arrived. The
+		// check is local: a 1 ms waiter when the state is missing.
+		if f.WaitForLoadState(playwright.FrameWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(1)}) != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // URL is the tab's current URL (known locally; no browser call).
 func (t *Tab) URL() string { return t.p.URL() }
 
@@ -31,13 +125,20 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 	cached, has := t.title, t.hasTitle
 	blocked := len(t.modals) > 0
 	t.mu.Unlock()
-	if blocked {
+	if blocked || t.Busy() {
 		return cached, has
 	}
-	ctx, cancel := context.WithTimeout(ctx, titleTimeout)
+	tctx, cancel := context.WithTimeout(ctx, titleTimeout)
 	defer cancel()
-	s, err := call(ctx, t.g, "read the title", stopOn{modal: t}, t.p.Title)
+	s, err := call(tctx, t.g, "read the title", stopOn{modal: t}, t.p.Title)
 	if err != nil {
+		var te *TimeoutError
+		if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
+			// The page did not answer for 2 s: spare the next calls the wait.
+			t.mu.Lock()
+			t.busy = true
+			t.mu.Unlock()
+		}
 		return cached, has
 	}
 	t.mu.Lock()
@@ -47,13 +148,19 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 }
 
 // Navigate loads url in the tab and waits, bounded, until it is usable: the
-// DOM is ready, then the load event or a quiet network (loadMax at most).
-// status is the main document's HTTP status (0 when there was no response,
-// e.g. about:blank).
+// document committed, its DOM is ready (within the navigation timeout, and
+// ErrNotResponding as soon as its main thread stops answering), then the
+// load event or a quiet network (loadMax at most; StillLoading tells what
+// was still missing). status is the main document's HTTP status (0 when
+// there was no response, e.g. about:blank). A page left busy by a script
+// that never yields has that script stopped first.
 func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) {
+	t.unbusy(ctx)
 	navBefore := t.LastNavSeq()
-	resp, err := call(ctx, t.g, "navigate to "+url, stopOn{modal: t}, func() (playwright.Response, error) {
-		return t.p.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+	op := "navigate to " + url
+	started := time.Now()
+	resp, err := call(ctx, t.g, op, stopOn{modal: t}, func() (playwright.Response, error) {
+		return t.p.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateCommit})
 	})
 	if err != nil {
 		var pe *PageError
@@ -65,24 +172,65 @@ func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) 
 		}
 		return 0, err
 	}
-	t.waitLoaded(ctx)
 	if resp != nil {
-		return resp.Status(), nil
+		status = resp.Status()
 	}
-	return 0, nil
+	if err := t.waitDOM(ctx, op, t.g.s.cfg.navigationTimeout()-time.Since(started)); err != nil {
+		return status, err
+	}
+	t.waitLoaded(ctx)
+	return status, nil
+}
+
+// waitDOM waits, at most limit, for DOMContentLoaded of the tab's current
+// document, probing every probeAfter that the page still answers. A modal
+// state ends the wait without an error (it is the outcome).
+func (t *Tab) waitDOM(ctx context.Context, op string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	mf := t.p.MainFrame()
+	missed := 0
+	for {
+		chunk := min(probeAfter, time.Until(deadline))
+		if chunk <= 0 {
+			return &TimeoutError{Op: op, Msg: fmt.Sprintf("the page did not finish loading within %s (its DOM never became ready)", limit.Round(time.Second)), Err: context.DeadlineExceeded}
+		}
+		ms := float64(chunk.Milliseconds())
+		// A local waiter on Playwright's load states (no browser call); the
+		// bound only guards against it never returning.
+		err := run(ctx, t.g, op, stopOn{modal: t, bound: chunk + time.Second}, func() error {
+			return mf.WaitForLoadState(playwright.FrameWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+		})
+		var te *TimeoutError
+		switch {
+		case err == nil, errors.Is(err, ErrModal):
+			return nil
+		case !errors.As(err, &te) || ctx.Err() != nil:
+			return err
+		}
+		if t.alive(ctx) {
+			missed = 0
+		} else if missed++; missed >= probesToGiveUp {
+			return fmt.Errorf("the page did not finish loading: %w", ErrNotResponding)
+		}
+	}
 }
 
 // GoBack goes back in the tab's history; moved is false when there was no
 // previous page.
 func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
+	t.unbusy(ctx)
+	started := time.Now()
 	resp, err := call(ctx, t.g, "go back", stopOn{modal: t}, func() (playwright.Response, error) {
-		return t.p.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+		return t.p.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateCommit})
 	})
 	if err != nil {
 		return false, err
 	}
 	if resp == nil {
 		return false, nil
+	}
+	if err := t.waitDOM(ctx, "go back", t.g.s.cfg.navigationTimeout()-time.Since(started)); err != nil {
+		return true, err
 	}
 	t.waitLoaded(ctx)
 	return true, nil
@@ -107,10 +255,10 @@ func (t *Tab) Close(ctx context.Context) error {
 // longer visible), at most timeout.
 func (t *Tab) WaitForText(ctx context.Context, text string, gone bool, timeout time.Duration) error {
 	state := playwright.WaitForSelectorStateVisible
-	op := fmt.Sprintf("wait for text %q", text)
+	op := "wait for text " + clip.Quote(text)
 	if gone {
 		state = playwright.WaitForSelectorStateHidden
-		op = fmt.Sprintf("wait for text %q to disappear", text)
+		op = "wait for text " + clip.Quote(text) + " to disappear"
 	}
 	ms := float64(timeout.Milliseconds())
 	return run(ctx, t.g, op, stopOn{modal: t}, func() error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mxschmitt/playwright-go"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -221,13 +222,13 @@ func (t *Tab) locateSelector(ctx context.Context, sel string) (playwright.Locato
 		if !isPageErr(err) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("invalid selector %q: %w", sel, err)
+		return nil, fmt.Errorf("invalid selector %s: %w", clip.Quote(sel), err)
 	}
 	switch {
 	case n == 0:
-		return nil, fmt.Errorf("no element matches selector %q; take a snapshot and use a ref", sel)
+		return nil, fmt.Errorf("no element matches selector %s; take a snapshot and use a ref", clip.Quote(sel))
 	case n > 1:
-		return nil, fmt.Errorf("selector %q matches %d elements; use a ref from the snapshot or a more specific selector", sel, n)
+		return nil, fmt.Errorf("selector %s matches %d elements; use a ref from the snapshot or a more specific selector", clip.Quote(sel), n)
 	}
 	return loc, nil
 }

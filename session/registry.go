@@ -21,12 +21,18 @@ var (
 	// Callers should answer as for ErrNotFound, so that a session's existence
 	// is not revealed to anyone else.
 	ErrPrincipal = errors.New("session belongs to another principal")
+	// ErrPrincipalFull means the principal already holds
+	// RegistryOptions.MaxPerPrincipal sessions (reservations included).
+	ErrPrincipalFull = errors.New("per-principal session limit reached")
 )
 
 // RegistryOptions configure a Registry.
 type RegistryOptions struct {
 	// Max caps live sessions plus reservations. If zero, 32.
 	Max int
+	// MaxPerPrincipal caps the live sessions plus reservations of one
+	// principal (ReserveFor). If zero, only Max applies.
+	MaxPerPrincipal int
 	// New makes the session for a handle. Its browser is launched on first
 	// use. Required.
 	New func(handle string) *Session
@@ -36,6 +42,9 @@ type RegistryOptions struct {
 	Isolation string
 	// Log receives session open/close logs; the zero value discards them.
 	Log zerolog.Logger
+	// OnClose, if set, runs after a session's browser is closed (DELETE,
+	// idle expiry, shutdown) with its key and handle.
+	OnClose func(key, handle string)
 }
 
 // Registry holds the live sessions of a multi-session transport, keyed by
@@ -53,7 +62,9 @@ type Registry struct {
 	mu      sync.Mutex
 	byKey   map[string]*entry
 	pending int
-	closed  bool
+	// pendingBy counts reservations per principal (ReserveFor).
+	pendingBy map[string]int
+	closed    bool
 }
 
 type entry struct {
@@ -87,7 +98,7 @@ func NewRegistry(o RegistryOptions) *Registry {
 	if b == nil {
 		b = NewMemoryBackend()
 	}
-	return &Registry{opts: o, backend: b, log: o.Log, byKey: map[string]*entry{}}
+	return &Registry{opts: o, backend: b, log: o.Log, byKey: map[string]*entry{}, pendingBy: map[string]int{}}
 }
 
 // Backend returns the metadata backend.
@@ -113,14 +124,20 @@ func (r *Registry) statsLocked() Stats {
 // turns it into a session; Release gives the slot back. Exactly one of them
 // takes effect.
 type Reservation struct {
-	r    *Registry
-	mu   sync.Mutex
-	used bool
+	r         *Registry
+	principal string // counted in r.pendingBy unless ""
+	mu        sync.Mutex
+	used      bool
 }
 
 // Reserve takes a session slot, or fails with ErrFull when none is free and
-// with ErrClosed after Shutdown.
-func (r *Registry) Reserve() (*Reservation, error) {
+// with ErrClosed after Shutdown. It is not counted against any principal.
+func (r *Registry) Reserve() (*Reservation, error) { return r.ReserveFor("") }
+
+// ReserveFor is Reserve on behalf of principal: it also fails, with
+// ErrPrincipalFull, when principal already holds MaxPerPrincipal sessions
+// and reservations. An empty principal is not counted.
+func (r *Registry) ReserveFor(principal string) (*Reservation, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -129,8 +146,43 @@ func (r *Registry) Reserve() (*Reservation, error) {
 	if r.statsLocked().Available == 0 {
 		return nil, ErrFull
 	}
+	if principal != "" && r.opts.MaxPerPrincipal > 0 && r.principalCountLocked(principal) >= r.opts.MaxPerPrincipal {
+		return nil, ErrPrincipalFull
+	}
 	r.pending++
-	return &Reservation{r: r}, nil
+	if principal != "" {
+		r.pendingBy[principal]++
+	}
+	return &Reservation{r: r, principal: principal}, nil
+}
+
+// PrincipalSessions counts principal's sessions (those being closed
+// included) and reservations.
+func (r *Registry) PrincipalSessions(principal string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.principalCountLocked(principal)
+}
+
+func (r *Registry) principalCountLocked(principal string) int {
+	n := r.pendingBy[principal]
+	for _, e := range r.byKey {
+		if e.principal == principal {
+			n++
+		}
+	}
+	return n
+}
+
+// unpendLocked gives back the reservation's pending counts.
+func (res *Reservation) unpendLocked() {
+	r := res.r
+	r.pending--
+	if res.principal != "" {
+		if r.pendingBy[res.principal]--; r.pendingBy[res.principal] <= 0 {
+			delete(r.pendingBy, res.principal)
+		}
+	}
 }
 
 // Release gives the slot back unless the reservation was activated.
@@ -142,7 +194,7 @@ func (res *Reservation) Release() {
 	}
 	res.used = true
 	res.r.mu.Lock()
-	res.r.pending--
+	res.unpendLocked()
 	res.r.mu.Unlock()
 }
 
@@ -164,7 +216,7 @@ func (res *Reservation) Activate(key, principal string) (*Session, error) {
 		meta: Metadata{ID: handle, Created: now, LastSeen: now, Principal: principal, Isolation: r.opts.Isolation},
 	}
 	r.mu.Lock()
-	r.pending--
+	res.unpendLocked()
 	switch {
 	case r.closed:
 		r.mu.Unlock()
@@ -174,6 +226,7 @@ func (res *Reservation) Activate(key, principal string) (*Session, error) {
 		return nil, fmt.Errorf("session key %q unusable", redactKey(key))
 	}
 	e.sess = r.opts.New(handle)
+	e.sess.principal = principal // before anyone else sees the session
 	r.byKey[key] = e
 	e.lastPut = now
 	meta := e.meta
@@ -268,6 +321,9 @@ func (r *Registry) Close(key string) error {
 	delete(r.byKey, key)
 	r.mu.Unlock()
 	close(e.done)
+	if r.opts.OnClose != nil {
+		r.opts.OnClose(key, meta.ID)
+	}
 	if berr := r.backend.Delete(context.Background(), meta.ID); berr != nil {
 		r.log.Warn().Err(berr).Str("session", meta.ID).Msg("session backend: delete")
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -61,26 +62,45 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, max(time.Until(dl), time.Second))
 	}
-	endpoint := s.cfg.CDPEndpoint
-	var br playwright.Browser
-	if endpoint != "" {
-		br, err = pw.Chromium.ConnectOverCDP(endpoint, playwright.BrowserTypeConnectOverCDPOptions{
-			Headers: s.cfg.CDPHeaders,
-			Timeout: playwright.Float(float64(timeout.Milliseconds())),
-		})
-	} else {
+	cdp, endpoint := s.cfg.CDPEndpoint != "", s.cfg.CDPEndpoint
+	if !cdp {
 		endpoint = s.cfg.Endpoint
-		br, err = pw.Chromium.Connect(endpoint, playwright.BrowserTypeConnectOptions{
+	}
+	connect := func() (playwright.Browser, error) {
+		if cdp {
+			return pw.Chromium.ConnectOverCDP(endpoint, playwright.BrowserTypeConnectOverCDPOptions{
+				Headers: s.cfg.CDPHeaders,
+				Timeout: playwright.Float(float64(timeout.Milliseconds())),
+			})
+		}
+		return pw.Chromium.Connect(endpoint, playwright.BrowserTypeConnectOptions{
 			Headers: s.cfg.EndpointHeaders,
 			Timeout: playwright.Float(float64(timeout.Milliseconds())),
 		})
+	}
+	var br playwright.Browser
+	if s.cfg.PickEndpoint != nil {
+		// A pool: the endpoint this session had, or another when that one
+		// cannot be reached (tried once more at once).
+		for attempt, failed := 0, ""; attempt < 2; attempt++ {
+			if endpoint, err = s.cfg.PickEndpoint(ctx, failed); err != nil {
+				return nil, err
+			}
+			cdp = strings.HasPrefix(endpoint, "http://") || strings.HasPrefix(endpoint, "https://")
+			if br, err = connect(); err == nil {
+				break
+			}
+			failed = endpoint
+		}
+	} else {
+		br, err = connect()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connect to the browser at %s within %s (check that it runs and answers there; the next call tries again): %w",
 			endpoint, timeout, classify("connect", err, false))
 	}
 	var bc playwright.BrowserContext
-	if cs := br.Contexts(); s.cfg.CDPEndpoint != "" && len(cs) > 0 {
+	if cs := br.Contexts(); cdp && len(cs) > 0 {
 		bc = cs[0]
 	} else {
 		opts, oerr := s.cfg.newContextOptions(pw)
@@ -95,10 +115,23 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 	g := newGeneration(s, n, bc, "", false)
 	g.remote = &remoteBrowser{endpoint: endpoint, browser: br}
 	br.OnDisconnected(func(playwright.Browser) { g.markLost() })
-	if err := g.prepare(ctx, pw, false, s.cfg.CDPEndpoint != ""); err != nil {
+	if err := g.prepare(ctx, pw, false, cdp); err != nil {
 		g.remote.detach()
 		return nil, fmt.Errorf("prepare the browser context at %s: %w", endpoint, err)
 	}
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Msg("attached to a remote browser")
 	return g, nil
+}
+
+// RemoteEndpoint is the endpoint of the remote browser the current
+// generation is attached to, or "" when the session launched its own (or
+// has no browser yet).
+func (s *Session) RemoteEndpoint() string {
+	s.mu.Lock()
+	g := s.gen
+	s.mu.Unlock()
+	if g == nil || g.remote == nil {
+		return ""
+	}
+	return g.remote.endpoint
 }

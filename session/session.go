@@ -84,6 +84,12 @@ type Config struct {
 	Endpoint string
 	// EndpointHeaders are sent with the Endpoint connect request.
 	EndpointHeaders map[string]string
+	// PickEndpoint, if set, chooses the remote browser each generation
+	// attaches to (a browser pool): ws:// or wss:// is a Playwright server
+	// (as Endpoint), http:// or https:// a CDP endpoint (as CDPEndpoint).
+	// failed is the endpoint the last attach could not reach ("" when none
+	// failed): the pool may answer another one.
+	PickEndpoint func(ctx context.Context, failed string) (string, error)
 	// Context are the options of every browser context (context_options.go).
 	Context ContextOptions
 	// Launch are more browser process options (context_options.go).
@@ -97,6 +103,12 @@ type Config struct {
 	IdleTimeout time.Duration
 	// Log receives structured logs; the zero value discards them.
 	Log zerolog.Logger
+	// Notify, if set, receives the session's notices (notice.go) as they
+	// happen: console messages, page crashes, a lost or relaunched browser,
+	// an idle close, finished downloads. It is called on the goroutine that
+	// saw the event (Playwright's dispatch among them), so it must be quick
+	// and must not call back into the session. If nil, nothing is reported.
+	Notify func(Notice)
 }
 
 func (c Config) actionTimeout() time.Duration {
@@ -184,6 +196,10 @@ type Session struct {
 
 	// idle records call activity for Config.IdleTimeout (idle.go).
 	idle idleWatch
+
+	// principal is who owns the session (files.go); set once by the
+	// registry before the session is published, "" for stdio.
+	principal string
 }
 
 // New creates a session; its browser is launched on first use.
@@ -295,6 +311,9 @@ func (s *Session) relaunch() (*Generation, error) {
 	}
 	s.gen = g
 	s.mu.Unlock()
+	if g != nil && old != nil {
+		s.notify(NoticeNotice, "browser", "browser relaunched (generation %d) after the previous one was lost", g.N)
+	}
 	return g, err
 }
 
@@ -414,7 +433,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	if s.cfg.Shared != nil {
 		return s.launchShared(ctx, n)
 	}
-	if s.cfg.CDPEndpoint != "" || s.cfg.Endpoint != "" {
+	if s.cfg.CDPEndpoint != "" || s.cfg.Endpoint != "" || s.cfg.PickEndpoint != nil {
 		return s.attachRemote(ctx, n)
 	}
 	pw, err := s.drv.Get(ctx)
@@ -525,8 +544,13 @@ func (s *Session) lost(g *Generation) {
 	s.mu.Lock()
 	hooks := append([]func(*Generation){}, s.lostHook...)
 	c := s.cdp
+	current := s.gen == g
 	s.mu.Unlock()
 	s.log.Warn().Int("generation", g.N).Msg("browser lost")
+	if current {
+		// Not a close we asked for (those unset s.gen first).
+		s.notify(NoticeError, "browser", "browser lost (generation %d): the next call relaunches it", g.N)
+	}
 	if c != nil {
 		// First: a stale capability must not outlive the browser.
 		c.lost(g)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -19,12 +20,22 @@ import (
 // huge DOMs return what is there instead of hanging.
 const snapshotTimeout = 10 * time.Second
 
+// frameBudget is the first snapshot budget on a page with child frames that
+// have not committed a document: Playwright descends into every frame with
+// the snapshot's one timeout, so the budget is what such a frame costs.
+// When the main frame alone needs longer, the next attempt gets four times
+// as much.
+const frameBudget = 250 * time.Millisecond
+
 // Snapshot is a whole-page AI snapshot of a tab: the text the agent saw,
 // parsed once (without focus marks, which move with nearly every action and
 // are noise in a diff).
 type Snapshot struct {
 	// Text is Playwright's AI snapshot text.
 	Text string
+	// FramesNotLoaded counts the child frames whose document had not
+	// arrived: they show as an iframe without content.
+	FramesNotLoaded int
 
 	once sync.Once
 	tree *snapshot.Tree
@@ -48,7 +59,12 @@ type SnapshotOptions struct {
 }
 
 func (o SnapshotOptions) page(ctx context.Context) playwright.PageAriaSnapshotOptions {
-	timeout := snapshotBudget(ctx)
+	return o.pageWithin(ctx, snapshotTimeout)
+}
+
+// pageWithin is page with the timeout bounded by budget too.
+func (o SnapshotOptions) pageWithin(ctx context.Context, budget time.Duration) playwright.PageAriaSnapshotOptions {
+	timeout := min(snapshotBudget(ctx), float64(budget.Milliseconds()))
 	opts := playwright.PageAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
 	if o.Depth > 0 {
 		opts.Depth = playwright.Int(o.Depth)
@@ -73,15 +89,40 @@ func snapshotBudget(ctx context.Context) float64 {
 // snapshot (no Depth, no Boxes) becomes the tab's last snapshot, the base of
 // the next diff, and its refs are stored in the session's ref cache under
 // the page's target.
+//
+// It does not wait for child frames whose document never arrived (they are
+// counted in FramesNotLoaded), and ends with ErrNotResponding when the
+// page's main thread does not answer a trivial call first.
 func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout+time.Second)
 	defer cancel()
-	opts := o.page(ctx)
-	text, err := call(ctx, t.g, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
-	if err != nil {
-		return nil, err
+	// A trivial call first: a page busy with its own script does not
+	// answer it, and gets ErrNotResponding in probeTimeout instead of the
+	// snapshot's timeout. Probing beside the snapshot instead would blame
+	// the page for the snapshot's own work on a big DOM.
+	if !t.alive(ctx) {
+		return nil, fmt.Errorf("snapshot: %w", ErrNotResponding)
 	}
-	s := &Snapshot{Text: text}
+	pending := t.framesNotLoaded()
+	budget := snapshotTimeout
+	if pending > 0 {
+		budget = frameBudget
+	}
+	var text string
+	for {
+		var err error
+		opts := o.pageWithin(ctx, budget)
+		text, err = call(ctx, t.g, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
+		var te *TimeoutError
+		if err == nil {
+			break
+		}
+		if budget >= snapshotTimeout || !errors.As(err, &te) || ctx.Err() != nil {
+			return nil, err
+		}
+		budget = min(4*budget, snapshotTimeout)
+	}
+	s := &Snapshot{Text: text, FramesNotLoaded: pending}
 	if o.Depth == 0 && !o.Boxes {
 		t.mu.Lock()
 		t.snap = s

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -21,7 +22,10 @@ type ConsoleEntry struct {
 	Seq  int
 	Type string // log, info, warning, error, debug … ; "pageerror" for uncaught errors
 	Text string
-	At   time.Time
+	// Where is the source of a console message, "url:line" (0-based line,
+	// as upstream prints it); empty when the browser names none.
+	Where string
+	At    time.Time
 }
 
 // RequestEntry is one network request the page made.
@@ -79,6 +83,7 @@ type Tab struct {
 	targetID  string
 	emulation Emulation
 	lastNav   int                        // seq at the last main-frame navigation
+	busy      bool                       // the main thread missed a liveness probe (page.go); cleared by a main-frame navigation
 	loadedNav int                        // lastNav when the load event last fired
 	reported  int                        // events up to this seq were already reported
 	inflight  map[playwright.Request]int // request → seq when it started
@@ -110,12 +115,15 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.mu.Lock()
 		t.crashed = true
 		t.mu.Unlock()
+		g.s.notify(NoticeError, "crash", "tab %d crashed; the next call on it opens a fresh tab", t.ID)
 	})
 	p.OnConsole(func(m playwright.ConsoleMessage) {
-		t.addConsole(m.Type(), m.Text())
+		t.addConsole(m.Type(), m.Text(), consoleWhere(m))
+		t.notifyConsole(m.Type(), m.Text())
 	})
 	p.OnPageError(func(err error) {
-		t.addConsole("pageerror", err.Error())
+		t.addConsole("pageerror", err.Error(), "")
+		t.notifyConsole("pageerror", err.Error())
 	})
 	p.OnDialog(func(d playwright.Dialog) {
 		if t.takeArmedDialog(d) {
@@ -180,6 +188,9 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.lastNav = t.seq
 		// Requests of the old document may never report an end.
 		clear(t.inflight)
+		// A new document: its title is unknown and its main thread has not
+		// yet missed a probe.
+		t.busy, t.hasTitle = false, false
 		t.mu.Unlock()
 	})
 	p.OnLoad(func(playwright.Page) {
@@ -192,14 +203,31 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		// the session's limits (downloads.go).
 		g.s.captureDownload(t, d)
 	})
+	// Open the tab's CDP session now, while the page answers: attaching
+	// one needs the renderer's main thread, and a page whose script never
+	// yields can only be stopped (Runtime.terminateExecution) over a
+	// session attached before.
+	g.goOwned(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
+		defer cancel()
+		_, _ = t.cdpSession(ctx)
+	})
 	return t
 }
 
-func (t *Tab) addConsole(typ, text string) {
+// consoleWhere is a console message's source, "url:line", or "".
+func consoleWhere(m playwright.ConsoleMessage) string {
+	if l := m.Location(); l != nil && l.URL != "" {
+		return fmt.Sprintf("%s:%d", cut(l.URL), l.Line)
+	}
+	return ""
+}
+
+func (t *Tab) addConsole(typ, text, where string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++
-	t.console = append(t.console, ConsoleEntry{Seq: t.seq, Type: typ, Text: cut(text), At: time.Now()})
+	t.console = append(t.console, ConsoleEntry{Seq: t.seq, Type: typ, Text: cut(text), Where: where, At: time.Now()})
 	limit := MaxConsole
 	if typ == "pageerror" {
 		limit = MaxConsole + MaxErrors

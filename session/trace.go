@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,10 +34,10 @@ func (e *TraceRunningError) Error() string {
 type TraceOptions struct {
 	// Title names the trace in the trace viewer; if empty, it has none.
 	Title string
-	// SavePath says where to save the trace when the browser is closed on
-	// purpose while it runs (the session closes, the agent closes the
-	// browser). If nil, such a trace is dropped.
-	SavePath func() (string, error)
+	// Save keeps the trace when the browser is closed on purpose while it
+	// runs (the session closes, the agent closes the browser): it reads the
+	// trace and returns where it put it. If nil, such a trace is dropped.
+	Save func(trace io.Reader) (string, error)
 }
 
 type traceState int
@@ -109,16 +112,17 @@ func (g *Generation) StartTrace(ctx context.Context, o TraceOptions) error {
 			return
 		}
 		tr.set(traceRunning)
-		if o.SavePath != nil {
-			g.OnDispose(traceKey, func(ctx context.Context) { g.saveTraceOnClose(ctx, tr, o.SavePath) })
+		if o.Save != nil {
+			g.OnDispose(traceKey, func(ctx context.Context) { g.saveTraceOnClose(ctx, tr, o.Save) })
 		}
 	})
 }
 
-// StopTrace stops the running trace and saves it to path (a .zip the
-// Playwright trace viewer opens). It returns when the trace started, or
-// ErrNoTrace. The trace ends even when saving it fails.
-func (g *Generation) StopTrace(ctx context.Context, path string) (started time.Time, err error) {
+// StopTrace stops the running trace and hands it to save (a .zip the
+// Playwright trace viewer opens): the driver writes it into a private
+// temporary directory, never to a path the agent named. It returns when the
+// trace started, or ErrNoTrace. The trace ends even when saving it fails.
+func (g *Generation) StopTrace(ctx context.Context, save func(trace io.Reader) error) (started time.Time, err error) {
 	tr := g.trace()
 	tr.mu.Lock()
 	switch tr.state {
@@ -133,12 +137,33 @@ func (g *Generation) StopTrace(ctx context.Context, path string) (started time.T
 	started = tr.started
 	tr.mu.Unlock()
 	g.OnDispose(traceKey, nil)
-	err = g.traceCall(ctx, "stop tracing", func() error { return g.bc.Tracing().Stop(path) }, func(error) { tr.set(traceIdle) })
+	err = g.traceCall(ctx, "stop tracing", func() error { return g.stopTraceInto(save) }, func(error) { tr.set(traceIdle) })
 	return started, err
 }
 
+// stopTraceInto stops the trace into a private file and hands it to save;
+// the file is removed afterwards.
+func (g *Generation) stopTraceInto(save func(io.Reader) error) error {
+	dir, err := ownedTempDir("trace-")
+	if err != nil {
+		_ = g.bc.Tracing().Stop() // end it all the same
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, "trace.zip")
+	if err := g.bc.Tracing().Stop(p); err != nil {
+		return err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("read the trace: %w", err)
+	}
+	defer f.Close()
+	return save(f)
+}
+
 // saveTraceOnClose is the dispose hook of a running trace.
-func (g *Generation) saveTraceOnClose(ctx context.Context, tr *Trace, savePath func() (string, error)) {
+func (g *Generation) saveTraceOnClose(ctx context.Context, tr *Trace, saveTo func(io.Reader) (string, error)) {
 	tr.mu.Lock()
 	if tr.state != traceRunning {
 		tr.mu.Unlock()
@@ -146,17 +171,19 @@ func (g *Generation) saveTraceOnClose(ctx context.Context, tr *Trace, savePath f
 	}
 	tr.state = traceStopping
 	tr.mu.Unlock()
-	p, err := savePath()
-	if err == nil {
-		err = g.traceCall(ctx, "save the running trace", func() error { return g.bc.Tracing().Stop(p) }, func(error) { tr.set(traceIdle) })
-	} else {
-		tr.set(traceIdle)
-	}
+	err := g.traceCall(ctx, "save the running trace", func() error {
+		return g.stopTraceInto(func(r io.Reader) error {
+			p, err := saveTo(r)
+			if err == nil {
+				// Logged here: the save may end after ctx.
+				g.s.log.Info().Str("path", p).Int("generation", g.N).Msg("saved the running trace on close")
+			}
+			return err
+		})
+	}, func(error) { tr.set(traceIdle) })
 	if err != nil {
 		g.s.log.Warn().Err(err).Int("generation", g.N).Msg("save the running trace on close")
-		return
 	}
-	g.s.log.Info().Str("path", p).Int("generation", g.N).Msg("saved the running trace on close")
 }
 
 // traceCall runs fn through the door and then done with its result, once:

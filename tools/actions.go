@@ -2,7 +2,6 @@ package tools
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
@@ -44,23 +43,15 @@ func scrollIntoView(c *tabCall) error {
 	return nil
 }
 
-// inputPaths checks every path an agent hands the page.
-func (c *tabCall) inputPaths(paths []string) ([]string, error) {
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		q, err := c.env.inputPath(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, q)
-	}
-	return out, nil
+// inputPaths reads every file an agent hands the page (tools/files.go).
+func (c *tabCall) inputPaths(paths []string) ([]session.InputFile, error) {
+	return c.inputFiles(paths)
 }
 
-func baseNames(paths []string) string {
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		names[i] = filepath.Base(p)
+func baseNames(files []session.InputFile) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
 	}
 	return strings.Join(names, ", ")
 }

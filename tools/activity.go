@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -53,7 +54,13 @@ func consoleMessages(c *tabCall) error {
 		if typ == "pageerror" {
 			typ = "error"
 		}
-		fmt.Fprintf(&b, "- [%s] %s\n", strings.ToUpper(typ), e.Text)
+		// Upstream's form: two messages with one text (two missing
+		// files) are told apart by where they come from.
+		if e.Where != "" {
+			fmt.Fprintf(&b, "- [%s] %s @ %s\n", strings.ToUpper(typ), e.Text, e.Where)
+		} else {
+			fmt.Fprintf(&b, "- [%s] %s\n", strings.ToUpper(typ), e.Text)
+		}
 	}
 	if n == 0 {
 		c.resp.Result("No console messages")
@@ -65,7 +72,7 @@ func consoleMessages(c *tabCall) error {
 // output puts text in the Result section, or in a file when the agent asked.
 func (c *tabCall) output(prefix, ext, text string) error {
 	if name := c.args.String("filename", ""); name != "" {
-		p, err := c.env.writeOutput(name, prefix, ext, []byte(text))
+		p, err := c.writeOutput(name, prefix, ext, []byte(text))
 		if err != nil {
 			return err
 		}
@@ -94,7 +101,7 @@ func networkRequests(c *tabCall) error {
 	if f := c.args.String("filter", ""); f != "" {
 		var err error
 		if re, err = regexp.Compile(f); err != nil {
-			return fmt.Errorf("invalid filter regexp %q: %v", f, err)
+			return fmt.Errorf("invalid filter regexp %s: %v", clip.Quote(f), regexpCause(err))
 		}
 	}
 	static := c.args.Bool("static", false)

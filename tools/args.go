@@ -1,5 +1,7 @@
 package tools
 
+import "strings"
+
 // Args are a tool call's arguments after validation against the schema, so
 // the getters only convert.
 type Args struct {
@@ -87,4 +89,15 @@ func (a Args) Objects(key string) []map[string]any {
 func (a Args) Raw(key string) any {
 	v, _ := a.raw(key)
 	return v
+}
+
+// regexpCause is a regexp.Compile error without the pattern Go quotes again
+// after the reason ("missing closing ): `(AAAA…`"): the caller quotes the
+// pattern once, clipped.
+func regexpCause(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": `"); i > 0 {
+		msg = msg[:i]
+	}
+	return msg
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,12 +32,22 @@ func devtoolsTools() []*Tool {
 }
 
 func startTracing(c *tabCall) error {
-	env := c.env
+	env, sess := c.env, c.sess
 	err := c.gen.StartTrace(c.ctx, session.TraceOptions{
 		Title: "cloakbrowser-mcp session " + c.sess.ID(),
 		// Closing the session or the browser saves the trace instead of
-		// losing it.
-		SavePath: func() (string, error) { return env.outputPath("", "trace", ".zip") },
+		// losing it, in the caller's directory.
+		Save: func(r io.Reader) (string, error) {
+			a, err := env.filesOf(sess)
+			if err != nil {
+				return "", err
+			}
+			defer a.Close()
+			return a.writeFrom("", "trace", ".zip", func(w io.Writer) error {
+				_, err := io.Copy(w, r)
+				return err
+			})
+		},
 	})
 	var running *session.TraceRunningError
 	switch {
@@ -61,12 +72,25 @@ func stopTracing(c *tabCall) error {
 	if name != "" && !strings.EqualFold(filepath.Ext(name), ".zip") {
 		name += ".zip"
 	}
-	p, err := c.env.outputPath(name, "trace", ".zip")
+	a, err := c.env.filesOf(c.sess)
 	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if _, _, err := a.resolve(name, "trace", ".zip"); err != nil {
 		// Keep tracing: the agent can retry with another name.
 		return err
 	}
-	started, err := c.gen.StopTrace(c.ctx, p)
+	// The driver writes the trace into a private directory; it is copied
+	// here through the root, so a symlink planted since is not followed.
+	var p string
+	started, err := c.gen.StopTrace(c.ctx, func(r io.Reader) (err error) {
+		p, err = a.writeFrom(name, "trace", ".zip", func(w io.Writer) error {
+			_, err := io.Copy(w, r)
+			return err
+		})
+		return err
+	})
 	switch {
 	case errors.Is(err, session.ErrNoTrace):
 		return errNoTrace
@@ -75,7 +99,6 @@ func stopTracing(c *tabCall) error {
 	case err != nil:
 		return fmt.Errorf("stop tracing: %w", err)
 	}
-	c.env.evictOutput(p)
 	c.resp.Result("- [Trace](%s) (%s of recording)", c.env.link(p), time.Since(started).Round(time.Second))
 	c.resp.Result("Open it with `npx playwright show-trace %s` or at https://trace.playwright.dev", c.env.link(p))
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
@@ -117,7 +118,7 @@ func (c *tabCall) setFull(text string) {
 	if find != "" {
 		res := snapshot.Search(tree, snapshot.TextMatcher(find), snapshot.SearchOptions{Max: navFindMatches})
 		if res.Total == 0 {
-			c.resp.SetSnapshot(fmt.Sprintf("- No element matches %q on this page (%d characters): try fewer words, browser_find with a regex, or browser_snapshot", clipArg(find), size))
+			c.resp.SetSnapshot(fmt.Sprintf("- No element matches %s on this page (%d characters): try fewer words, browser_find with a regex, or browser_snapshot", clip.Quote(find), size))
 			return
 		}
 		c.resp.SetSnapshot(fmt.Sprintf("- Matches (page: %d chars):\n%s", size, fence("yaml", snapshot.RenderMatches(res, 2000))))
@@ -137,12 +138,4 @@ const morePointer = "- More: browser_find text=…; browser_snapshot target=<reg
 func (c *tabCall) setFullInline(text string) {
 	cut, _ := snapshot.Truncate(text, inlineBudget)
 	c.resp.SetSnapshot(fence("yaml", cut))
-}
-
-// clipArg quotes at most 100 characters of an agent's argument in a message.
-func clipArg(s string) string {
-	if utf8.RuneCountInString(s) <= 100 {
-		return s
-	}
-	return string([]rune(s)[:99]) + "…"
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,21 +45,21 @@ func (c *tabCall) reportDownload(d session.Download) error {
 		}
 		return fmt.Errorf("download of %s %s", d.Suggested, msg)
 	}
+	a, err := c.env.filesOf(c.sess)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
 	path := d.Path
 	if name := c.args.String("filename", ""); name != "" {
-		p, err := c.env.outputPath(name, "download", filepath.Ext(d.Path))
+		// Renamed inside the caller's directory, through its root.
+		p, err := a.rename(d.Path, name, "download", filepath.Ext(d.Path))
 		if err != nil {
-			return err
-		}
-		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("%s already exists; the download stays at %s", name, c.env.link(d.Path))
-		}
-		if err := os.Rename(d.Path, p); err != nil {
-			return fmt.Errorf("rename the download: %v", err)
+			return fmt.Errorf("rename the download: %w; it stays at %s", err, c.env.link(d.Path))
 		}
 		path = p
 	}
-	c.env.evictOutput(path)
+	a.evict(path)
 	c.resp.Result("Downloaded %s (%d bytes) from %s", d.Suggested, d.Size, d.URL)
 	c.resp.Result("- [%s](%s)", filepath.Base(path), c.env.link(path))
 	return nil

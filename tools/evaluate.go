@@ -46,7 +46,7 @@ func evaluate(c *tabCall) error {
 		b = []byte(fmt.Sprint(v))
 	}
 	if name := c.args.String("filename", ""); name != "" {
-		p, err := c.env.writeOutput(name, "evaluate", ".json", b)
+		p, err := c.writeOutput(name, "evaluate", ".json", b)
 		if err != nil {
 			return err
 		}

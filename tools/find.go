@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
@@ -38,7 +39,7 @@ func parseFindRegex(s string) (*regexp.Regexp, error) {
 			prefix += string(f)
 		case 'g', 'u':
 		default:
-			return nil, fmt.Errorf("unsupported regex flag %q: use i, m or s, e.g. \"/pricing/i\"", f)
+			return nil, fmt.Errorf("unsupported regex flag %s: use i, m or s, e.g. \"/pricing/i\"", clip.Quote(string(f)))
 		}
 	}
 	if prefix != "" {
@@ -50,7 +51,7 @@ func parseFindRegex(s string) (*regexp.Regexp, error) {
 		if i := strings.Index(msg, ": `"); i > 0 {
 			msg = msg[:i] // Go quotes the whole pattern again
 		}
-		return nil, fmt.Errorf("invalid regex %q: %s; fix it, or search plain text with text", clipArg(s), msg)
+		return nil, fmt.Errorf("invalid regex %s: %s; fix it, or search plain text with text", clip.Quote(s), msg)
 	}
 	return re, nil
 }
@@ -91,12 +92,12 @@ func find(c *tabCall) error {
 	}
 	res := snapshot.Search(tree, m, snapshot.SearchOptions{Max: maxFindMatches})
 	if res.Total == 0 {
-		c.resp.Result("No matches for %q in the page snapshot: try fewer or shorter words, a case-insensitive regex such as \"/word/i\", or browser_snapshot", clipArg(what))
+		c.resp.Result("No matches for %s in the page snapshot: try fewer or shorter words, a case-insensitive regex such as \"/word/i\", or browser_snapshot", clip.Quote(what))
 		return nil
 	}
 	out := snapshot.RenderMatches(res, findBudget)
 	if name := c.args.String("filename", ""); name != "" {
-		p, err := c.env.writeOutput(name, "find", ".yml", []byte(out))
+		p, err := c.writeOutput(name, "find", ".yml", []byte(out))
 		if err != nil {
 			return err
 		}

@@ -3,12 +3,10 @@ package tools
 import (
 	"encoding/base64"
 	"fmt"
-	"mime"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -96,10 +94,17 @@ func typeText(c *tabCall) error {
 	return c.act(steps...)
 }
 
+// maxKeyName bounds a browser_press_key key: the longest combination of
+// modifiers and a key name is far shorter.
+const maxKeyName = 100
+
 func pressKey(c *tabCall) error {
 	key := c.args.String("key", "")
 	if strings.TrimSpace(key) == "" {
 		return fmt.Errorf("key is empty: pass a key name like Enter, ArrowLeft or a character")
+	}
+	if n := len(key); n > maxKeyName {
+		return fmt.Errorf("key is %d characters long: pass one key name like Enter, ArrowLeft or Control+A, or type text with browser_type", n)
 	}
 	c.resp.Code().Add("// Press " + key)
 	c.resp.Code().Add("await page.keyboard.press(" + codegen.Quote(key) + ");")
@@ -161,16 +166,16 @@ func fillForm(c *tabCall) error {
 		target, _ := f["target"].(string)
 		el, err := c.locate(target)
 		if err != nil {
-			return fmt.Errorf("field %d (%v): %w", i+1, f["name"], err)
+			return fmt.Errorf("field %d (%s): %w", i+1, quoteValue(f["name"]), err)
 		}
 		name, _ := f["name"].(string)
 		typ, _ := f["type"].(string)
 		value, _ := f["value"].(string)
 		if len(value) > maxTypeText {
-			return fmt.Errorf("field %d (%s): value is %d bytes, at most %d", i+1, name, len(value), maxTypeText)
+			return fmt.Errorf("field %d (%s): value is %d bytes, at most %d", i+1, clip.Short(name), len(value), maxTypeText)
 		}
 		if typ == "checkbox" && value != "true" && value != "false" {
-			return fmt.Errorf("field %d (%s): a checkbox value must be \"true\" or \"false\", got %q", i+1, name, value)
+			return fmt.Errorf("field %d (%s): a checkbox value must be \"true\" or \"false\", got %s", i+1, clip.Short(name), clip.Quote(value))
 		}
 		sel := c.codeSelector(el, target)
 		switch typ {
@@ -208,23 +213,15 @@ func drop(c *tabCall) error {
 	}
 	var files []any
 	total := 0
-	for _, p := range paths {
-		p, err := c.env.inputPath(p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if total += len(b); total > maxDropBytes {
+	in, err := c.inputFiles(paths) // through the allowed roots (files.go)
+	if err != nil {
+		return err
+	}
+	for _, f := range in {
+		if total += len(f.Data); total > maxDropBytes {
 			return fmt.Errorf("files to drop exceed %d MiB", maxDropBytes>>20)
 		}
-		typ := mime.TypeByExtension(filepath.Ext(p))
-		if typ == "" {
-			typ = "application/octet-stream"
-		}
-		files = append(files, map[string]any{"Name": filepath.Base(p), "Type": typ, "B64": base64.StdEncoding.EncodeToString(b)})
+		files = append(files, map[string]any{"Name": f.Name, "Type": f.MimeType, "B64": base64.StdEncoding.EncodeToString(f.Data)})
 	}
 	items := map[string]any{}
 	for k, v := range data {

@@ -144,7 +144,7 @@ func labeledScreenshot(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	p, err := c.env.writeOutput(name, "page", "."+typ, data)
+	p, err := c.writeOutput(name, "page", "."+typ, data)
 	if err != nil {
 		return err
 	}

@@ -36,15 +36,11 @@ func handleDialog(c *tabCall) error {
 
 func fileUpload(c *tabCall) error {
 	m := c.tab.Modals()[0]
-	paths := c.args.Strings("paths")
-	var clean []string
-	for _, p := range paths {
-		q, err := c.env.inputPath(p)
-		if err != nil {
-			// Leave the chooser open so the agent can retry.
-			return err
-		}
-		clean = append(clean, q)
+	// Read through the allowed roots; on error the chooser stays open so
+	// the agent can retry.
+	clean, err := c.inputFiles(c.args.Strings("paths"))
+	if err != nil {
+		return err
 	}
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	if err := c.tab.ChooseFiles(c.ctx, m, clean); err != nil {

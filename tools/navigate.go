@@ -2,11 +2,13 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -44,12 +46,26 @@ func checkFindText(arg, s string) error {
 	return nil
 }
 
-// checkURL normalises a URL an agent asked for and refuses schemes that are
-// not navigation (javascript:) or reach the local disk (file:) unless allowed.
+// maxURL bounds a URL an agent navigates to: Chromium's own limit
+// (url::kMaxURLChars, 2 MiB). A longer one would be refused by the browser
+// after a round trip; data: URLs of a few hundred KB still fit.
+const maxURL = 2 << 20
+
+// allowedSchemes is what checkURL's refusals list.
+const allowedSchemes = "http:, https:, about: and data: URLs (and file: with --allow-unrestricted-file-access)"
+
+// checkURL normalises a URL an agent asked for and refuses what is not a
+// web navigation: javascript:, browser-internal pages (chrome:, devtools:,
+// view-source: — devtools:// pages can attach to any tab of the browser,
+// chrome://inspect lists them), other schemes, and hosts that are not
+// hostnames. file: URLs reach the local disk and need allowFile.
 func checkURL(raw string, allowFile bool) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return "", fmt.Errorf("url is empty")
+		return "", fmt.Errorf("url is empty: pass an http or https URL")
+	}
+	if len(s) > maxURL {
+		return "", fmt.Errorf("url is %d characters long; the browser takes at most %d", len(s), maxURL)
 	}
 	low := strings.ToLower(s)
 	switch {
@@ -60,10 +76,10 @@ func checkURL(raw string, allowFile bool) (string, error) {
 			return "", fmt.Errorf("file: URLs are blocked; start the server with --allow-unrestricted-file-access to allow them")
 		}
 		return s, nil
-	case strings.HasPrefix(low, "about:"), strings.HasPrefix(low, "data:"), strings.HasPrefix(low, "chrome:"):
+	case strings.HasPrefix(low, "about:"), strings.HasPrefix(low, "data:"):
 		return s, nil
 	}
-	if !strings.Contains(s, "://") {
+	if !strings.Contains(s, "://") && !hasScheme(low) {
 		// Upstream adds https:// to bare hosts; keep loopback on http.
 		if strings.HasPrefix(low, "localhost") || strings.HasPrefix(low, "127.") || strings.HasPrefix(low, "[::1]") {
 			s = "http://" + s
@@ -73,17 +89,84 @@ func checkURL(raw string, allowFile bool) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return "", fmt.Errorf("invalid URL %q: %v", raw, err)
+		return "", fmt.Errorf("invalid URL %s: %v", clip.Quote(raw), urlErrCause(err))
 	}
 	switch u.Scheme {
 	case "http", "https":
 	default:
-		return "", fmt.Errorf("unsupported URL scheme %q in %q: use http or https", u.Scheme, raw)
+		return "", fmt.Errorf("%s: URLs are not allowed (%s); this server navigates to %s", clip.Quote(u.Scheme), clip.Quote(raw), allowedSchemes)
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("invalid URL %q: no host", raw)
+		return "", fmt.Errorf("invalid URL %s: no host", clip.Quote(raw))
+	}
+	if err := checkHost(u.Hostname()); err != nil {
+		return "", fmt.Errorf("invalid URL %s: %v", clip.Quote(raw), err)
 	}
 	return u.String(), nil
+}
+
+// hasScheme reports whether s starts with "scheme:" (RFC 3986), so a
+// "view-source:…" or "mailto:…" is refused by name instead of being taken
+// for a host. "localhost:8080" looks like one too: a scheme followed by
+// digits is a host and port.
+func hasScheme(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return false
+	}
+	for j, r := range s[:i] {
+		letter := r >= 'a' && r <= 'z'
+		if !letter && (j == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	rest := s[i+1:]
+	port := rest
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		port = rest[:k]
+	}
+	if port != "" && strings.Trim(port, "0123456789") == "" {
+		return false // host:port
+	}
+	return true
+}
+
+// checkHost refuses a host that no DNS lookup could resolve: longer than
+// 253 characters, a label longer than 63, or characters a hostname never
+// has. IP literals and internationalised names pass.
+func checkHost(h string) error {
+	if h == "" {
+		return fmt.Errorf("no host")
+	}
+	if strings.HasPrefix(h, "[") || strings.Contains(h, ":") {
+		return nil // IPv6 literal; url.Parse checked the brackets
+	}
+	if n := len(h); n > 253 {
+		return fmt.Errorf("the host is %d characters long; a hostname has at most 253", n)
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if len(label) > 63 {
+			return fmt.Errorf("the host has a label of %d characters; a hostname label has at most 63", len(label))
+		}
+		if label == "" {
+			return fmt.Errorf("the host %s has an empty label", clip.Quote(h))
+		}
+		for _, r := range label {
+			if r < 0x80 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return fmt.Errorf("the host %s contains %q, which a hostname cannot", clip.Quote(h), r)
+			}
+		}
+	}
+	return nil
+}
+
+// urlErrCause is url.Parse's reason without the URL it quotes in full.
+func urlErrCause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 func navigate(c *tabCall) error {
@@ -102,15 +185,40 @@ func navigate(c *tabCall) error {
 	}
 	status, err := c.tab.Navigate(c.ctx, target)
 	if err != nil {
-		c.resp.Error("Navigation to %s failed: %s", target, friendlyError(err))
+		c.resp.Error("Navigation to %s failed: %s", clip.Short(target), friendlyError(err))
 		c.snapshot = snapNone
 		return nil
 	}
 	c.resp.Code().Action(codegen.Action{Name: "navigate", URL: target})
 	if status >= 400 {
-		c.resp.Result("Navigated to %s (HTTP status %d)", target, status)
+		c.resp.Result("Navigated to %s (HTTP status %d)", clip.Short(target), status)
+	}
+	if !c.tab.Loaded() {
+		if frames, requests := c.tab.StillLoading(); frames+requests > 0 {
+			c.resp.Result("%s", stillLoading(frames, requests))
+		}
 	}
 	return nil
+}
+
+// stillLoading is the note of a navigation that returned once the document
+// was usable while parts of it had not arrived.
+func stillLoading(frames, requests int) string {
+	var parts []string
+	if frames > 0 {
+		parts = append(parts, plural(frames, "frame", "frames")+" not loaded")
+	}
+	if requests > 0 {
+		parts = append(parts, plural(requests, "request", "requests")+" pending")
+	}
+	return "The page is usable but still loading: " + strings.Join(parts, ", ") + " (snapshots do not wait for them)"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func navigateBack(c *tabCall) error {

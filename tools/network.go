@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -42,7 +43,7 @@ func checkGlob(p string) error {
 	if strings.TrimSpace(p) == "" {
 		return fmt.Errorf("pattern is empty: pass a URL glob such as **/api/users")
 	}
-	regexHint := fmt.Errorf("pattern %q looks like a regular expression, not a URL glob: use * (within a path segment), ** (across segments) and {a,b}, e.g. **/api/users or https://example.com/*.json (escape a literal character with \\)", p)
+	regexHint := fmt.Errorf("pattern %s looks like a regular expression, not a URL glob: use * (within a path segment), ** (across segments) and {a,b}, e.g. **/api/users or https://example.com/*.json (escape a literal character with \\)", clip.Quote(p))
 	depth := 0
 	runes := []rune(p)
 	for i := 0; i < len(runes); i++ {
@@ -50,7 +51,7 @@ func checkGlob(p string) error {
 		switch {
 		case r == '\\':
 			if i+1 >= len(runes) {
-				return fmt.Errorf("pattern %q ends with a lone backslash", p)
+				return fmt.Errorf("pattern %s ends with a lone backslash", clip.Quote(p))
 			}
 			next := runes[i+1]
 			if strings.ContainsRune("dDwWsSbB", next) {
@@ -59,12 +60,12 @@ func checkGlob(p string) error {
 			i++
 		case r == '{':
 			if depth > 0 {
-				return fmt.Errorf("pattern %q nests {…} groups; globs allow one level, e.g. **/*.{png,jpg}", p)
+				return fmt.Errorf("pattern %s nests {…} groups; globs allow one level, e.g. **/*.{png,jpg}", clip.Quote(p))
 			}
 			depth++
 		case r == '}':
 			if depth == 0 {
-				return fmt.Errorf("pattern %q has a } without {", p)
+				return fmt.Errorf("pattern %s has a } without {", clip.Quote(p))
 			}
 			depth--
 		case r == '(' || r == ')' || r == '|' || r == '[' || r == ']' || r == '^':
@@ -72,16 +73,16 @@ func checkGlob(p string) error {
 		case r == '$' && i == len(runes)-1:
 			return regexHint
 		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
-			return fmt.Errorf("pattern %q contains whitespace; URLs do not", p)
+			return fmt.Errorf("pattern %s contains whitespace; URLs do not", clip.Quote(p))
 		}
 	}
 	if depth != 0 {
-		return fmt.Errorf("pattern %q has a { without }", p)
+		return fmt.Errorf("pattern %s has a { without }", clip.Quote(p))
 	}
 	// A glob matches the whole URL, so it must start like one.
 	low := strings.ToLower(p)
 	if !strings.HasPrefix(p, "*") && !strings.Contains(low, "://") && !strings.HasPrefix(low, "data:") && !strings.HasPrefix(low, "about:") && !strings.HasPrefix(low, "blob:") {
-		return fmt.Errorf("pattern %q would never match: a URL glob matches the whole URL, so start it with ** or a scheme, e.g. **/%s", p, strings.TrimLeft(p, "/"))
+		return fmt.Errorf("pattern %s would never match: a URL glob matches the whole URL, so start it with ** or a scheme, e.g. **/%s", clip.Quote(p), clip.Short(strings.TrimLeft(p, "/")))
 	}
 	return nil
 }
@@ -92,7 +93,7 @@ func parseHeaderLines(lines []string) ([][2]string, error) {
 		name, value, ok := strings.Cut(l, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-			return nil, fmt.Errorf("header %q must be \"Name: Value\"", l)
+			return nil, fmt.Errorf("header %s must be \"Name: Value\"", clip.Quote(l))
 		}
 		out = append(out, [2]string{name, strings.TrimSpace(value)})
 	}

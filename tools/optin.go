@@ -3,8 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -57,45 +55,3 @@ func optDef(name, title, desc string, readOnly bool, p props, required ...string
 }
 
 func boolPtr(b bool) *bool { return &b }
-
-// readPath resolves a file an agent names for the server to read (a storage
-// state): a relative name is taken in the output directory, an absolute one
-// must lie under the allowed roots (inputPath).
-func (env *Env) readPath(name string) (string, error) {
-	if name == "" {
-		return "", fmt.Errorf("filename is empty")
-	}
-	if filepath.IsAbs(name) {
-		return env.inputPath(name)
-	}
-	dir, err := filepath.Abs(env.OutputDir)
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Clean(filepath.Join(dir, name))
-	if !env.AllowUnrestrictedFileAccess {
-		if !within(dir, p) {
-			return "", fmt.Errorf("file %q is outside the output directory %s", name, dir)
-		}
-		// A symlink in the output directory must not lead out of it.
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return "", fmt.Errorf("file %q: %v", name, err)
-		}
-		realDir, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			realDir = dir
-		}
-		if !within(realDir, real) {
-			return "", fmt.Errorf("file %q is outside the output directory %s", name, dir)
-		}
-	}
-	st, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("file %q: %v", name, err)
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%q is not a regular file", name)
-	}
-	return p, nil
-}

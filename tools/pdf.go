@@ -14,15 +14,22 @@ func pdfTools() []*Tool {
 }
 
 func pdfSave(c *tabCall) error {
-	p, err := c.env.outputPath(c.args.String("filename", ""), "page", ".pdf")
+	// The name is checked before the page is printed.
+	a, err := c.env.filesOf(c.sess)
 	if err != nil {
+		return err
+	}
+	defer a.Close()
+	name := c.args.String("filename", "")
+	if _, _, err := a.resolve(name, "page", ".pdf"); err != nil {
 		return err
 	}
 	data, err := c.tab.PDF(c.ctx)
 	if err != nil {
 		return fmt.Errorf("save PDF: %w (PDF needs a headless browser)", err)
 	}
-	if _, err := c.env.writeOutput(p, "page", ".pdf", data); err != nil {
+	p, err := a.write(name, "page", ".pdf", data)
+	if err != nil {
 		return err
 	}
 	c.resp.Result("- [Page as pdf](%s) (%d bytes)", c.env.link(p), len(data))

@@ -68,6 +68,10 @@ type Env struct {
 	// Config, if set, is the resolved configuration browser_get_config
 	// shows (credentials already redacted).
 	Config func() any
+	// Progress sends a call's notifications/progress (progress.go) when its
+	// request carries a progressToken. If nil, mcp-go's notification to the
+	// caller's session.
+	Progress ProgressSender
 	// SnapshotMode is what navigation and action responses carry (the
 	// --snapshot-mode flag): "outline" (the default when empty), "inline",
 	// "full" or "none"; see tools/diff.go.
@@ -193,7 +197,10 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 			stop := context.AfterFunc(env.Lifetime, cancel)
 			defer stop()
 		}
-		r := t.Handle(ctx, env, Args{m: args, aliases: t.Aliases})
+		a := Args{m: args, aliases: t.Aliases}
+		stopProgress := env.startProgress(ctx, t.Def.Name, req, a)
+		r := t.Handle(ctx, env, a)
+		stopProgress()
 		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")
 		res = env.build(r)
 		env.SessionLog.record(ctx, env, t.Def.Name, args, res)

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // Response collects the sections of a tool's answer, rendered in upstream's
@@ -36,7 +37,9 @@ func (r *Response) Code() *codegen.Code { return &r.code }
 
 // Error adds an error line and marks the response as failed.
 func (r *Response) Error(format string, args ...any) *Response {
-	r.err = append(r.err, fmt.Sprintf(format, args...))
+	// clip.Words: no error brings back a megabyte argument, whoever
+	// (Playwright, the OS, a page) quoted it whole.
+	r.err = append(r.err, clip.Words(fmt.Sprintf(format, args...)))
 	return r
 }
 

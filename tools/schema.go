@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 //go:embed schemas/*.json
@@ -137,7 +139,11 @@ func validateArgs(s *schema, args map[string]any, aliases map[string]string) err
 			continue
 		}
 		if s.AdditionalProperties == false {
-			return fmt.Errorf("unknown argument %q; accepted: %s", k, strings.Join(propNames(s, aliases), ", "))
+			names := propNames(s, aliases)
+			if len(names) == 0 {
+				return fmt.Errorf("unknown argument %s: this tool takes no arguments; call it with {}", clip.Quote(k))
+			}
+			return fmt.Errorf("unknown argument %s; accepted: %s", clip.Quote(k), strings.Join(names, ", "))
 		}
 	}
 	for _, r := range s.Required {
@@ -229,7 +235,7 @@ func checkValue(path string, s *schema, v any) error {
 			for _, e := range s.Enum {
 				opts = append(opts, fmt.Sprint(e))
 			}
-			return fmt.Errorf("argument %q must be one of %s, got %v", path, strings.Join(opts, ", "), v)
+			return fmt.Errorf("argument %q must be one of %s, got %s", path, strings.Join(opts, ", "), quoteValue(v))
 		}
 	}
 	if n, ok := v.(float64); ok {
@@ -263,12 +269,12 @@ func checkValue(path string, s *schema, v any) error {
 				if p == nil {
 					if ap, ok := s.AdditionalProperties.(map[string]any); ok {
 						if t, _ := ap["type"].(string); t != "" && !typeMatches(t, item) {
-							return fmt.Errorf("argument %q field %q must be %s, got %s", path, k, t, jsonType(item))
+							return fmt.Errorf("argument %q field %s must be %s, got %s", path, clip.Quote(k), t, jsonType(item))
 						}
 						continue
 					}
 					if s.AdditionalProperties == false {
-						return fmt.Errorf("argument %q has unknown field %q", path, k)
+						return fmt.Errorf("argument %q has unknown field %s", path, clip.Quote(k))
 					}
 					continue
 				}
@@ -323,4 +329,20 @@ func jsonType(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// quoteValue is a JSON value as an error quotes it: strings through
+// clip.Quote, anything else as its JSON, clipped the same way.
+func quoteValue(v any) string {
+	if s, ok := v.(string); ok {
+		return clip.Quote(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return jsonType(v)
+	}
+	if len(b) > clip.Max {
+		return clip.Quote(string(b))
+	}
+	return string(b)
 }

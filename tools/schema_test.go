@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // TestUpstreamSchemasOnTheWire checks that every tool with an upstream
@@ -124,10 +126,19 @@ func TestValidateArgs(t *testing.T) {
 		{"anyOf bad", media, map[string]any{"colorScheme": "purple"}, nil, "must be one of"},
 		{"integer", netreq, map[string]any{"index": 1.5}, nil, "must be integer"},
 		{"minimum", netreq, map[string]any{"index": 0.0}, nil, "at least 1"},
+		{"no arguments", mustSchema(t, "browser_close"), map[string]any{"foo": 1}, nil, `unknown argument "foo": this tool takes no arguments; call it with {}`},
+		{"long unknown key", click, map[string]any{"target": "e1", strings.Repeat("k", 5000): 1}, nil, `unknown argument "` + strings.Repeat("k", 100) + `…" (5000 chars); accepted: `},
+		{"long enum value", click, map[string]any{"target": "e1", "button": strings.Repeat("x", 1<<20)}, nil, `must be one of left, right, middle, got "` + strings.Repeat("x", 100) + `…" (1048576 chars)`},
+		{"screenshot without scale", mustSchema(t, "browser_take_screenshot"), map[string]any{"type": "png"}, nil, ""},
+		{"console without level", mustSchema(t, "browser_console_messages"), map[string]any{}, nil, ""},
+		{"network without static", mustSchema(t, "browser_network_requests"), map[string]any{}, nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := validateArgs(tc.s, tc.args, tc.aliases)
+			if err != nil && len(err.Error()) > 1000 {
+				t.Fatalf("error of %d characters: %.300s", len(err.Error()), err)
+			}
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -160,13 +171,29 @@ func TestCheckURL(t *testing.T) {
 		{in: "JAVASCRIPT:alert(1)", err: "javascript:"},
 		{in: "file:///etc/passwd", err: "file: URLs are blocked"},
 		{in: "file:///tmp/x.html", want: "file:///tmp/x.html", allowFile: true},
-		{in: "ftp://x.org", err: "unsupported URL scheme"},
+		{in: "ftp://x.org", err: `"ftp": URLs are not allowed ("ftp://x.org"); this server navigates to http:, https:, about: and data:`},
+		{in: "view-source:https://example.com", err: `"view-source": URLs are not allowed`},
+		{in: "view-source:file:///etc/passwd", err: `"view-source": URLs are not allowed`},
+		{in: "chrome://version", err: `"chrome": URLs are not allowed`},
+		{in: "devtools://devtools/bundled/inspector.html", err: `"devtools": URLs are not allowed`},
+		{in: "mailto:a@example.com", err: `"mailto": URLs are not allowed`},
+		{in: "example.com:8443/x", want: "https://example.com:8443/x"},
+		{in: "[::1]:9/", want: "http://[::1]:9/"},
+		{in: "http://bücher.example/", want: "http://b%C3%BCcher.example/"},
+		{in: "data:text/html,<p>hi</p>", want: "data:text/html,<p>hi</p>"},
+		{in: strings.Repeat("A", 1<<20), err: `the host is 1048576 characters long; a hostname has at most 253`},
+		{in: "https://" + strings.Repeat("a", 64) + ".com/", err: "a label of 64 characters"},
+		{in: "https://exa$mple.com/", err: `contains '$'`},
+		{in: "https://example.com/" + strings.Repeat("p", 3<<20), err: "the browser takes at most 2097152"},
 		{in: "", err: "empty"},
 		{in: "http://", err: "no host"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.in, func(t *testing.T) {
+		t.Run(clip.Short(tc.in), func(t *testing.T) {
 			got, err := checkURL(tc.in, tc.allowFile)
+			if err != nil && len(err.Error()) > 400 {
+				t.Fatalf("error of %d characters: %.300s", len(err.Error()), err)
+			}
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)

@@ -57,7 +57,7 @@ func screenshot(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("screenshot: %w", err)
 	}
-	p, err := c.env.writeOutput(name, "page", "."+typ, data)
+	p, err := c.writeOutput(name, "page", "."+typ, data)
 	if err != nil {
 		return err
 	}

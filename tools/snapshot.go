@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
@@ -68,6 +69,9 @@ func snapshotCall(c *tabCall) error {
 			var snap *session.Snapshot
 			if snap, err = c.tab.AISnapshot(c.ctx, opts); err == nil {
 				text = snap.Text
+				if n := snap.FramesNotLoaded; n > 0 {
+					c.resp.Result("- %s not loaded yet (their server has not answered): shown as iframe without content", plural(n, "frame", "frames"))
+				}
 			}
 		}
 		if err != nil {
@@ -106,7 +110,7 @@ func snapshotCall(c *tabCall) error {
 			tree = filterTree(tree, a, 0)
 		}
 		if q := a.String("query", ""); q != "" && len(tree.Roots) == 0 {
-			c.resp.Result("Nothing in the %s snapshot matches all of %q: use fewer words (every word must appear on one line), or browser_find with a regex", mode, clipArg(q))
+			c.resp.Result("Nothing in the %s snapshot matches all of %s: use fewer words (every word must appear on one line), or browser_find with a regex", mode, clip.Quote(q))
 			return nil
 		}
 		text = tree.Render()
@@ -125,7 +129,7 @@ func snapshotCall(c *tabCall) error {
 		c.resp.Result("- Stats: %d lines, %d chars, %d refs, %d interactive", stats.Lines, stats.Chars, stats.Refs, stats.InteractiveRefs)
 	}
 	if name := a.String("filename", ""); name != "" {
-		p, err := c.env.writeOutput(name, "page", ".yml", []byte(text))
+		p, err := c.writeOutput(name, "page", ".yml", []byte(text))
 		if err != nil {
 			return err
 		}

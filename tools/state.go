@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -90,7 +91,7 @@ func setDevice(c *tabCall) error {
 		if len(like) == 0 {
 			like = deviceNames(devices, "pixel")
 		}
-		return fmt.Errorf("unknown device %q; Playwright knows %d devices, e.g. %s", name, len(devices), strings.Join(like, ", "))
+		return fmt.Errorf("unknown device %s; Playwright knows %d devices, e.g. %s", clip.Quote(name), len(devices), strings.Join(like, ", "))
 	}
 	if d.Viewport == nil {
 		return fmt.Errorf("device %q has no viewport", name)
@@ -148,10 +149,10 @@ func setTimezone(c *tabCall) error {
 	tz := strings.TrimSpace(c.args.String("timezoneId", ""))
 	if err := c.tab.SetTimezone(c.ctx, tz); err != nil {
 		if errors.Is(err, session.ErrUnknownTimezone) {
-			return fmt.Errorf("timezone %q is unknown: use an IANA name like Europe/Berlin", tz)
+			return fmt.Errorf("timezone %s is unknown: use an IANA name like Europe/Berlin", clip.Quote(tz))
 		}
 		if tz != "" && !errors.Is(err, session.ErrBrowserGone) {
-			return fmt.Errorf("timezone %q: %w (use an IANA name like Europe/Berlin)", tz, err)
+			return fmt.Errorf("timezone %s: %w (use an IANA name like Europe/Berlin)", clip.Quote(tz), err)
 		}
 		return err
 	}
@@ -166,7 +167,7 @@ func setTimezone(c *tabCall) error {
 func setLocale(c *tabCall) error {
 	loc := strings.TrimSpace(c.args.String("locale", ""))
 	if strings.ContainsAny(loc, ",;\r\n") {
-		return fmt.Errorf("locale %q: pass one BCP 47 tag like de-DE", loc)
+		return fmt.Errorf("locale %s: pass one BCP 47 tag like de-DE", clip.Quote(loc))
 	}
 	if err := c.tab.SetLocale(c.ctx, loc); err != nil {
 		return err

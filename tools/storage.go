@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -140,7 +141,7 @@ func cookieGet(c *tabCall) error {
 		}
 	}
 	if len(lines) == 0 {
-		c.resp.Result("Cookie %q not found", name)
+		c.resp.Result("Cookie %s not found", clip.Quote(name))
 		return nil
 	}
 	c.resp.ResultText(strings.Join(lines, "\n"))
@@ -170,7 +171,7 @@ func cookieDomainAllowed(pageURL, domain string) (origin string, err error) {
 	case strings.HasSuffix(host, "."+d) && strings.Contains(d, "."):
 		return origin, nil
 	}
-	return "", fmt.Errorf("cookie domain %q is not the current page's site %s: a cookie may only be set for the page's host or a parent domain of it; navigate to a page on %s first", domain, host, d)
+	return "", fmt.Errorf("cookie domain %s is not the current page's site %s: a cookie may only be set for the page's host or a parent domain of it; navigate to a page on %s first", clip.Quote(domain), host, d)
 }
 
 func cookieSet(c *tabCall) error {
@@ -185,7 +186,7 @@ func cookieSet(c *tabCall) error {
 	}
 	path := c.args.String("path", "/")
 	if !strings.HasPrefix(path, "/") {
-		return fmt.Errorf("cookie path %q must start with /", path)
+		return fmt.Errorf("cookie path %s must start with /", clip.Quote(path))
 	}
 	ck := session.NewCookie{Name: name, Value: value, SameSite: c.args.String("sameSite", "")}
 	if domain != "" {
@@ -235,13 +236,13 @@ func cookieDelete(c *tabCall) error {
 		}
 	}
 	if n == 0 {
-		c.resp.Result("No cookie named %q", name)
+		c.resp.Result("No cookie named %s", clip.Quote(name))
 		return nil
 	}
 	if err := c.gen.DeleteCookies(c.ctx, name); err != nil {
 		return fmt.Errorf("delete cookie %s: %w", name, err)
 	}
-	c.resp.Result("Deleted %d cookie(s) named %q", n, name)
+	c.resp.Result("Deleted %d cookie(s) named %s", n, clip.Quote(name))
 	return nil
 }
 
@@ -292,7 +293,7 @@ func webStorage(kind, op string) func(*tabCall) error {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			if !ok {
-				c.resp.Result("%s item %s is not set", name, shownValue(key))
+				c.resp.Result("%s item %s is not set", name, clip.Quote(key))
 				return nil
 			}
 			c.resp.Result("%s", shownValue(v))
@@ -300,17 +301,17 @@ func webStorage(kind, op string) func(*tabCall) error {
 			if err := c.tab.SetStorageItem(c.ctx, area, key, value); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			c.resp.Result("Set %s item %s", name, shownValue(key))
+			c.resp.Result("Set %s item %s", name, clip.Quote(key))
 		case "delete":
 			had, err := c.tab.RemoveStorageItem(c.ctx, area, key)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			if !had {
-				c.resp.Result("%s item %s was not set", name, shownValue(key))
+				c.resp.Result("%s item %s was not set", name, clip.Quote(key))
 				return nil
 			}
-			c.resp.Result("Deleted %s item %s", name, shownValue(key))
+			c.resp.Result("Deleted %s item %s", name, clip.Quote(key))
 		case "clear":
 			n, err := c.tab.ClearStorage(c.ctx, area)
 			if err != nil {
@@ -323,15 +324,21 @@ func webStorage(kind, op string) func(*tabCall) error {
 }
 
 func storageStateSave(c *tabCall) error {
-	p, err := c.env.outputPath(c.args.String("filename", ""), "storage-state", ".json")
+	a, err := c.env.filesOf(c.sess)
 	if err != nil {
+		return err
+	}
+	defer a.Close()
+	name := c.args.String("filename", "")
+	if _, _, err := a.resolve(name, "storage-state", ".json"); err != nil {
 		return err
 	}
 	st, err := c.gen.StorageState(c.ctx)
 	if err != nil {
 		return fmt.Errorf("save storage state: %w", err)
 	}
-	if p, err = c.env.writeOutput(p, "storage-state", ".json", st.JSON); err != nil {
+	p, err := a.write(name, "storage-state", ".json", st.JSON)
+	if err != nil {
 		return err
 	}
 	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", c.env.link(p), st.Cookies, st.Origins)
@@ -359,7 +366,7 @@ func checkStorageState(b []byte) (cookies, origins int, err error) {
 		switch k {
 		case "cookies", "origins", "credentials":
 		default:
-			return 0, 0, fmt.Errorf("unknown key %q (a storage state has cookies and origins)", k)
+			return 0, 0, fmt.Errorf("unknown key %s (a storage state has cookies and origins)", clip.Quote(k))
 		}
 	}
 	var cs []map[string]any
@@ -413,7 +420,7 @@ func checkStorageState(b []byte) (cookies, origins int, err error) {
 		}
 		u, err := url.Parse(*o.Origin)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return 0, 0, fmt.Errorf("origins[%d]: %q is not an http(s) origin", i, *o.Origin)
+			return 0, 0, fmt.Errorf("origins[%d]: %s is not an http(s) origin", i, clip.Quote(*o.Origin))
 		}
 		for j, kv := range o.LocalStorage {
 			if kv.Name == nil || kv.Value == nil {
@@ -426,18 +433,20 @@ func checkStorageState(b []byte) (cookies, origins int, err error) {
 
 func storageStateRestore(c *tabCall) error {
 	name := c.args.String("filename", "")
-	p, err := c.env.readPath(name)
+	a, err := c.env.filesOf(c.sess)
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(p)
-	if err != nil {
-		return err
+	defer a.Close()
+	// A relative name is read in the caller's own directory, an absolute
+	// path from the input roots (as an upload), both through an os.Root.
+	var b []byte
+	p := name
+	if filepath.IsAbs(name) {
+		b, err = a.readInput(name, maxStateFile)
+	} else {
+		b, p, err = a.read(name, maxStateFile)
 	}
-	if st.Size() > maxStateFile {
-		return fmt.Errorf("%s is %d bytes; a storage state file may be at most %d", name, st.Size(), maxStateFile)
-	}
-	b, err := os.ReadFile(p)
 	if err != nil {
 		return err
 	}

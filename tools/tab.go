@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -153,11 +155,13 @@ func pageLines(ctx context.Context, t *session.Tab) []string {
 }
 
 func consoleCounts(t *session.Tab) (errs, warns int) {
+	// The same levels browser_console_messages lists (an "assert" is an
+	// error there too).
 	for _, e := range t.Console(true) {
-		switch e.Type {
-		case "error", "pageerror":
+		switch severity(e.Type) {
+		case 0:
 			errs++
-		case "warning":
+		case 1:
 			warns++
 		}
 	}
@@ -191,9 +195,9 @@ func (c *tabCall) locate(target string) (*session.Element, error) {
 // describe names a target for messages: the agent's description if given.
 func (c *tabCall) describe(target string) string {
 	if el := c.args.String("element", ""); el != "" {
-		return fmt.Sprintf("%s (%s)", el, target)
+		return fmt.Sprintf("%s (%s)", clip.Short(el), clip.Short(target))
 	}
-	return target
+	return clip.Short(target)
 }
 
 func firstLine(s string) string {
@@ -204,8 +208,20 @@ func firstLine(s string) string {
 }
 
 // friendlyError turns an error of a browser call into one line that says
-// what to do next.
+// what to do next. Playwright's messages quote selectors, URLs and text the
+// agent passed: a line past maxErrorLine is cut (clip.Short's form).
 func friendlyError(err error) string {
+	line := clip.Words(friendlyLine(err))
+	if len(line) > maxErrorLine {
+		line = clip.Prefix(line, maxErrorLine) + fmt.Sprintf("… (%d chars)", utf8.RuneCountInString(line))
+	}
+	return line
+}
+
+// maxErrorLine bounds friendlyError's line.
+const maxErrorLine = 600
+
+func friendlyLine(err error) string {
 	var te *session.TimeoutError
 	var re *session.RefError
 	var be *session.BlockedError
@@ -216,13 +232,18 @@ func friendlyError(err error) string {
 		return be.Error()
 	case errors.Is(err, session.ErrModal):
 		return "a dialog or file chooser opened and blocks the page: handle it with browser_handle_dialog or browser_file_upload"
+	case errors.Is(err, session.ErrNotResponding):
+		return firstLine(err.Error()) + ": browser_navigate to another page stops its scripts, or try again later"
 	case errors.As(err, &te):
 		line := firstLine(strings.TrimPrefix(err.Error(), "playwright: "))
-		if te.Msg == "" {
+		switch {
+		case te.Msg == "":
 			// The caller's deadline, not Playwright's: no element to blame.
 			return line + " — the page did not answer in time"
+		case te.Action:
+			return line + " — the element may be hidden, disabled, covered or gone; take a new snapshot"
 		}
-		return line + " — the element may be hidden, disabled, covered or gone; take a new snapshot"
+		return line
 	}
 	return firstLine(strings.TrimPrefix(err.Error(), "playwright: "))
 }

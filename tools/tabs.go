@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -43,7 +44,7 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 					break
 				}
 				if _, err := t.Navigate(ctx, target); err != nil {
-					resp.Error("Navigation to %s failed: %s", target, friendlyError(err))
+					resp.Error("Navigation to %s failed: %s", clip.Short(target), friendlyError(err))
 				}
 			}
 		case "select":

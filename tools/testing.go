@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // testingTools are upstream's --caps=testing tools: a locator for test code,
@@ -169,12 +171,12 @@ func verifyElementVisible(c *tabCall) error {
 	role, name := c.args.String("role", ""), c.args.String("accessibleName", "")
 	n, err := c.tab.CountVisibleByRole(c.ctx, role, name)
 	if err != nil {
-		return fmt.Errorf("find %s %q: %w", role, name, err)
+		return fmt.Errorf("find %s %s: %w", clip.Short(role), clip.Quote(name), err)
 	}
 	if n == 0 {
-		return fmt.Errorf("element with role %q and accessible name %q is not visible", role, name)
+		return fmt.Errorf("element with role %s and accessible name %s is not visible", clip.Quote(role), clip.Quote(name))
 	}
-	c.resp.Result("Element %s %q is visible", role, name)
+	c.resp.Result("Element %s %s is visible", clip.Short(role), clip.Quote(name))
 	return nil
 }
 
@@ -185,12 +187,12 @@ func verifyTextVisible(c *tabCall) error {
 	}
 	n, err := c.tab.CountVisibleText(c.ctx, text)
 	if err != nil {
-		return fmt.Errorf("find text %q: %w", text, err)
+		return fmt.Errorf("find text %s: %w", clip.Quote(text), err)
 	}
 	if n == 0 {
-		return fmt.Errorf("text %q is not visible", text)
+		return fmt.Errorf("text %s is not visible", clip.Quote(text))
 	}
-	c.resp.Result("Text %q is visible", text)
+	c.resp.Result("Text %s is visible", clip.Quote(text))
 	return nil
 }
 
@@ -207,7 +209,7 @@ func verifyListVisible(c *tabCall) error {
 	for _, item := range c.args.Strings("items") {
 		n, err := list.CountVisibleText(c.ctx, item)
 		if err != nil {
-			return fmt.Errorf("find item %q: %w", item, err)
+			return fmt.Errorf("find item %s: %w", clip.Quote(item), err)
 		}
 		if n == 0 {
 			missing = append(missing, strconv.Quote(item))
@@ -231,7 +233,7 @@ func verifyValue(c *tabCall) error {
 	switch typ {
 	case "checkbox", "radio":
 		if want != "true" && want != "false" {
-			return fmt.Errorf("for a %s, value must be \"true\" or \"false\", got %q", typ, want)
+			return fmt.Errorf("for a %s, value must be \"true\" or \"false\", got %s", typ, clip.Quote(want))
 		}
 		checked, err := el.IsChecked(c.ctx)
 		if err != nil {
@@ -251,8 +253,8 @@ func verifyValue(c *tabCall) error {
 		}
 	}
 	if got != want {
-		return fmt.Errorf("%s has value %q, expected %q", c.describe(target), got, want)
+		return fmt.Errorf("%s has value %s, expected %s", c.describe(target), clip.Quote(got), clip.Quote(want))
 	}
-	c.resp.Result("%s has value %q", c.describe(target), want)
+	c.resp.Result("%s has value %s", c.describe(target), clip.Quote(want))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -38,7 +39,7 @@ func waitFor(c *tabCall) error {
 			if errors.Is(err, session.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
 				return err
 			}
-			return fmt.Errorf("text %q did not disappear within %v", gone, maxWait)
+			return fmt.Errorf("text %s did not disappear within %v", clip.Quote(gone), maxWait)
 		}
 	}
 	if text != "" {
@@ -46,14 +47,14 @@ func waitFor(c *tabCall) error {
 			if errors.Is(err, session.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
 				return err
 			}
-			return fmt.Errorf("text %q did not appear within %v", text, maxWait)
+			return fmt.Errorf("text %s did not appear within %v", clip.Quote(text), maxWait)
 		}
 	}
 	switch {
 	case text != "":
-		c.resp.Result("Text %q appeared", text)
+		c.resp.Result("Text %s appeared", clip.Quote(text))
 	case gone != "":
-		c.resp.Result("Text %q is gone", gone)
+		c.resp.Result("Text %s is gone", clip.Quote(gone))
 	default:
 		c.resp.Result("Waited %v seconds", secs)
 	}

@@ -70,6 +70,9 @@ type options struct {
 	warmup       bool
 	verbose      bool
 	agentTasks   bool
+	hostile      bool
+	// hostileTimeout bounds each call on a hostile page (hostile.go).
+	hostileTimeout time.Duration
 }
 
 func main() {
@@ -106,6 +109,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.deadline, "deadline", 12*time.Minute, "bound on the whole run")
 	fs.BoolVar(&o.warmup, "warmup", true, "start each server once, unmeasured, before measuring")
 	fs.BoolVar(&o.verbose, "v", false, "print server stderr when something fails")
+	fs.BoolVar(&o.hostile, "hostile", true, "measure the hostile pages (frames whose server never answers, a busy main thread) at the end of the scripted session")
+	fs.DurationVar(&o.hostileTimeout, "hostile-timeout", 40*time.Second, "bound on each call on a hostile page (upstream waits its own timeouts out)")
 	fs.BoolVar(&o.agentTasks, "agent-tasks", true, "run the agent-task token benchmark (issue 18) on a fresh process of each server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -273,11 +278,18 @@ func bench1(o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer fx.Close()
+	var hostile *mcptest.Hostile
+	if o.hostile {
+		if hostile, err = mcptest.StartHostile(); err != nil {
+			return err
+		}
+		defer hostile.Close()
+	}
 
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	b := &bench{
-		cfg: o, specs: specs, fx: fx, base: base, runID: hex.EncodeToString(id), log: stderr,
+		cfg: o, specs: specs, fx: fx, hostile: hostile, base: base, runID: hex.EncodeToString(id), log: stderr,
 		res:    map[string]*results{serverOurs: newResults(), serverUpstream: newResults()},
 		active: map[*proc]bool{}, mem: map[string]memSplit{}, stray: map[string][]proctree.Proc{}, tmpLeft: map[string][]string{},
 		browserDirs: browserDirs(o.chromium),

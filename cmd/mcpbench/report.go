@@ -55,6 +55,7 @@ func rowSpecs() []rowSpec {
 		rowSpec{"CPU browser, whole session", "ms", 0},
 		rowSpec{"shutdown (stdin closed → all gone)", "ms", 0},
 	)
+	rows = append(rows, hostileRowSpecs()...)
 	return append(rows, agentRowSpecs()...)
 }
 

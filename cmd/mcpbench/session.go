@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // bench runs the scripted agent sessions and collects both servers'
@@ -18,9 +19,11 @@ type bench struct {
 	specs map[string]serverSpec
 	res   map[string]*results
 	fx    *fixtureServer
-	base  string // temp dir for the servers' working directories
-	runID string
-	log   io.Writer
+	// hostile serves the hostile pages (nil with --hostile=false).
+	hostile *mcptest.Hostile
+	base    string // temp dir for the servers' working directories
+	runID   string
+	log     io.Writer
 	// browserDirs hold the browser's own executables (for memory split).
 	browserDirs []string
 
@@ -209,6 +212,7 @@ func (b *bench) session(ctx context.Context, p *proc, res *results) {
 	b.formSession(ctx, p, res)
 	b.spaSession(ctx, p, res)
 	b.memory(p, res)
+	b.hostileSession(ctx, p, res)
 }
 
 // openPage navigates and returns what the agent sees of the page: the

@@ -58,7 +58,7 @@ func (r *resolver) download(ctx context.Context) (BinaryInfo, error) {
 	if !r.custom {
 		bases = append(bases, GitHubReleasesBase)
 	}
-	var errs []error
+	var errs originErrors
 	for i, base := range bases {
 		err := r.installFrom(ctx, base)
 		if err == nil {
@@ -71,11 +71,26 @@ func (r *resolver) download(ctx context.Context) (BinaryInfo, error) {
 		}
 		errs = append(errs, err)
 		if i+1 < len(bases) {
-			r.logf("download of CloakBrowser %s from %s failed (%v); trying %s", r.version, redactURL(base), err, redactURL(bases[i+1]))
+			// The cause is said once, in the error returned at the end.
+			r.logf("download of CloakBrowser %s from %s failed; trying %s", r.version, redactURL(base), redactURL(bases[i+1]))
 		}
 	}
-	return BinaryInfo{}, fmt.Errorf("download CloakBrowser %s for %s: %w", r.version, r.platform, errors.Join(errs...))
+	return BinaryInfo{}, fmt.Errorf("download CloakBrowser %s for %s: %w", r.version, r.platform, errs)
 }
+
+// originErrors are the failures of each download origin, in order. Its text
+// gives each cause once, on one line; errors.Is sees every one.
+type originErrors []error
+
+func (e originErrors) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; then ")
+}
+
+func (e originErrors) Unwrap() []error { return e }
 
 // staleAfter is the age after which a leftover temp file or directory in the
 // cache root (from a killed installer) is removed. Younger ones may belong to
@@ -111,11 +126,11 @@ func (r *resolver) installFrom(ctx context.Context, base string) error {
 	} else {
 		sums, err := r.fetchSmall(ctx, dir+"/SHA256SUMS", r.limits.manifest)
 		if err != nil {
-			return fmt.Errorf("%w for %s: %w", ErrManifestUnavailable, r.version, err)
+			return fmt.Errorf("%w: %w", ErrManifestUnavailable, err)
 		}
 		sig, err := r.fetchSmall(ctx, dir+"/SHA256SUMS.sig", r.limits.signature)
 		if err != nil {
-			return fmt.Errorf("%w for %s: %w", ErrManifestUnavailable, r.version, err)
+			return fmt.Errorf("%w: %w", ErrManifestUnavailable, err)
 		}
 		m, err := verifyManifest(sums, sig, r.keys, r.version)
 		if err != nil {
@@ -153,12 +168,13 @@ func (r *resolver) fetch(ctx context.Context, u string) (*http.Response, error) 
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		// net/http only masks the password; drop user and query too.
+		// net/http only masks the password; drop user and query too. Name
+		// the URL once, not as `Get "…"` inside the cause.
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = redactURL(ue.URL)
+			return nil, fmt.Errorf("fetch %s: %w", redactURL(u), ue.Err)
 		}
-		return nil, err
+		return nil, fmt.Errorf("fetch %s: %w", redactURL(u), err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
@@ -202,29 +218,43 @@ func (r *resolver) fetchArchive(ctx context.Context, u string) (tmp, sum string,
 	tmp = f.Name()
 	r.logf("downloading CloakBrowser %s from %s", r.version, redactURL(u))
 	h := sha256.New()
-	pw := &progress{total: resp.ContentLength, logf: r.logf}
+	var pw ProgressReporter = &logProgress{total: resp.ContentLength, logf: r.logf}
+	if r.progress != nil {
+		pw = r.progress("CloakBrowser "+r.version, resp.ContentLength)
+	}
 	n, err := io.Copy(io.MultiWriter(f, h, pw), io.LimitReader(resp.Body, r.limits.archive+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	pw.Close(err)
 	if err != nil {
 		return tmp, "", fmt.Errorf("fetch %s: %w", redactURL(u), err)
 	}
 	if n > r.limits.archive {
 		return tmp, "", fmt.Errorf("fetch %s: larger than the %d-byte limit", redactURL(u), r.limits.archive)
 	}
-	r.logf("downloaded %d MB", n>>20)
+	if r.progress == nil {
+		r.logf("downloaded %d MB", n>>20)
+	}
 	return tmp, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// progress logs every 10% of a download of known size.
-type progress struct {
+// ProgressReporter is fed the bytes of the archive download and closed at
+// its end with the download's error (nil on success); see Options.Progress.
+type ProgressReporter interface {
+	io.Writer
+	Close(err error)
+}
+
+// logProgress logs every 10% of a download of known size (the default
+// ProgressReporter, for servers whose stderr is a log).
+type logProgress struct {
 	total, done int64
 	last        int64
 	logf        func(string, ...any)
 }
 
-func (p *progress) Write(b []byte) (int, error) {
+func (p *logProgress) Write(b []byte) (int, error) {
 	p.done += int64(len(b))
 	if p.total > 0 {
 		if pct := p.done * 100 / p.total; pct >= p.last+10 {
@@ -234,6 +264,8 @@ func (p *progress) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+func (p *logProgress) Close(error) {}
 
 // Manifest is a parsed SHA256SUMS file.
 type Manifest struct {

@@ -112,6 +112,14 @@ type Options struct {
 	// Logf receives progress messages. If nil, nothing is logged. URLs are
 	// logged without credentials or query strings.
 	Logf func(format string, args ...any)
+	// Progress, if set, reports the archive download (what names it, total
+	// is its size or <= 0 when unknown); the reporter gets every byte and
+	// then Close. If nil, Logf gets a line at every 10%.
+	Progress func(what string, total int64) ProgressReporter
+	// DownloadOffReason says why AllowDownload is false, in Tried and
+	// FallbackReason (doctor: "doctor does not download"). If empty,
+	// "downloads are disabled".
+	DownloadOffReason string
 	// Getenv reads environment variables. If nil, os.Getenv.
 	Getenv func(key string) string
 }
@@ -186,11 +194,16 @@ func Resolve(ctx context.Context, o Options) (BinaryInfo, error) {
 		if isTampering(err) || ctx.Err() != nil {
 			return BinaryInfo{}, err
 		}
-		r.tried = append(r.tried, fmt.Sprintf("download: %v", err))
+		// The cause is in reason; saying it in tried too would repeat it.
+		r.tried = append(r.tried, "download: failed")
 		reason = fmt.Errorf("CloakBrowser %s is not in %s and its download failed: %w", r.version, r.versionDir(), err)
 	} else {
-		r.tried = append(r.tried, "download: not allowed (downloads disabled)")
-		reason = fmt.Errorf("CloakBrowser %s is not in %s and downloads are disabled", r.version, r.versionDir())
+		why := r.downloadOff
+		if why == "" {
+			why = "downloads are disabled"
+		}
+		r.tried = append(r.tried, "download: not attempted")
+		reason = fmt.Errorf("CloakBrowser %s is not in %s and %s", r.version, r.versionDir(), why)
 	}
 	return r.system(reason)
 }
@@ -228,6 +241,8 @@ type resolver struct {
 	client                   *http.Client
 	candidates               []string
 	logf                     func(string, ...any)
+	progress                 func(string, int64) ProgressReporter
+	downloadOff              string
 	tried                    []string
 	limits                   limits
 }
@@ -242,6 +257,8 @@ func newResolver(o Options) (*resolver, error) {
 		client:        o.HTTPClient,
 		candidates:    o.SystemCandidates,
 		logf:          o.Logf,
+		progress:      o.Progress,
+		downloadOff:   o.DownloadOffReason,
 		tried:         []string{},
 		limits:        defaultLimits,
 	}
@@ -457,6 +474,9 @@ func (r *resolver) explicit() (BinaryInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return BinaryInfo{}, fmt.Errorf("%s is not a regular file (mode %s)", what, fi.Mode().Type())
+	}
+	if !isExecutableFile(p) {
+		return BinaryInfo{}, fmt.Errorf("%s: %w (mode %s, no execute bit)", what, ErrNotBrowser, fi.Mode().Perm())
 	}
 	f, err := os.Open(p)
 	if err != nil {

@@ -64,7 +64,7 @@ func (r *resolver) system(reason error) (BinaryInfo, error) {
 	if len(r.candidates) == 0 {
 		r.tried = append(r.tried, "system: no candidates configured")
 	}
-	return BinaryInfo{}, fmt.Errorf("%w: %w; tried: %s", ErrNotFound, reason, strings.Join(r.tried, "; "))
+	return BinaryInfo{}, fmt.Errorf("%w: %w; tried: %s. Next: %s", ErrNotFound, reason, strings.Join(r.tried, "; "), NextStep)
 }
 
 // findCandidate resolves a candidate: a path (absolute or containing a

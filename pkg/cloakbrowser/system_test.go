@@ -29,12 +29,12 @@ func TestResolveSystemFallback(t *testing.T) {
 			name:       "first usable candidate",
 			candidates: []string{filepath.Join(tmp, "missing"), notExec, "definitely-not-a-browser-4711", sys},
 			wantPath:   sys,
-			wantTried:  []string{"cache: " + notInstalled + ": not installed", "download: not allowed", "missing: not found", "chromium-noexec: not executable", "definitely-not-a-browser-4711: not found in PATH"},
+			wantTried:  []string{"cache: " + notInstalled + ": not installed", "download: not attempted", "missing: not found", "chromium-noexec: not executable", "definitely-not-a-browser-4711: not found in PATH"},
 		},
 		{
 			name:       "no candidates",
 			candidates: []string{},
-			wantTried:  []string{"cache: ", "download: not allowed", "system: no candidates configured"},
+			wantTried:  []string{"cache: ", "download: not attempted", "system: no candidates configured"},
 		},
 		{
 			name:       "none usable",

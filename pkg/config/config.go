@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -236,12 +237,35 @@ type HTTP struct {
 	PFXFile, PFXPassphrase string
 	// SessionMax caps concurrent sessions. Default 32.
 	SessionMax int
+	// SessionMaxPerPrincipal caps the concurrent sessions of one principal
+	// (one auth token; everyone is one principal without tokens). If zero,
+	// only SessionMax applies.
+	SessionMaxPerPrincipal int
 	// SessionIdleTTL closes sessions idle this long. Default 1h.
 	SessionIdleTTL time.Duration
 	// SessionBackend stores session metadata: "memory" (default) or "redis".
 	SessionBackend string
 	// RedisURL is the Redis server for the redis backend.
 	RedisURL string
+	// RedisKeyPrefix starts every key the fleet writes, so fleets can share
+	// one Redis. Default "cloakbrowser-mcp:".
+	RedisKeyPrefix string
+	// ClusterSecret authenticates requests one instance forwards to
+	// another; every instance of a fleet has the same. Required with the
+	// redis backend.
+	ClusterSecret string
+	// ClusterAdvertiseURL is the base URL other instances reach this one at
+	// (http://10.0.0.5:8931). If empty, the listen address when it names a
+	// host.
+	ClusterAdvertiseURL string
+	// ClusterHeartbeatTTL is how long an instance counts as alive after its
+	// last heartbeat (its sessions answer 404 elsewhere once it expires).
+	// Default 5s.
+	ClusterHeartbeatTTL time.Duration
+	// BrowserEndpointPool lists remote browsers (Playwright servers ws://…
+	// or CDP endpoints http://…) that HTTP sessions attach to instead of
+	// launching one: each new session takes the least-loaded endpoint.
+	BrowserEndpointPool []string
 	// AllowedHosts are extra Host header values accepted.
 	AllowedHosts []string
 	// AllowedOrigins are Origin header values accepted.
@@ -252,6 +276,11 @@ type HTTP struct {
 	Isolation string
 	// MaxBodyBytes caps a request body. Default 4 MiB.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds reading one request body; BodyIdleTimeout
+	// bounds the wait for its next bytes. A body past either is cut and the
+	// connection closed. If zero, 60s and 15s. No flag: they exist for
+	// tests and embedders.
+	BodyReadTimeout, BodyIdleTimeout time.Duration
 }
 
 // Tokens returns every accepted Bearer token; none means no authentication.
@@ -449,6 +478,9 @@ func (c Config) Validate() error {
 	if h.SessionMax < 1 {
 		bad("--http-session-max", h.SessionMax, "must be at least 1")
 	}
+	if h.SessionMaxPerPrincipal < 0 {
+		bad("--http-session-max-per-principal", h.SessionMaxPerPrincipal, "must be 0 (no per-token cap) or more")
+	}
 	if h.SessionIdleTTL <= 0 {
 		bad("--http-session-idle-ttl-ms", h.SessionIdleTTL.Milliseconds(), "must be positive")
 	}
@@ -458,8 +490,24 @@ func (c Config) Validate() error {
 		if h.RedisURL == "" {
 			bad("--http-session-backend", h.SessionBackend, "redis needs --redis-url")
 		}
+		if len(h.ClusterSecret) < 16 {
+			bad("--cluster-secret", "<redacted>", "redis needs a shared secret of at least 16 characters (the same on every instance)")
+		}
 	default:
 		bad("--http-session-backend", h.SessionBackend, "must be memory or redis")
+	}
+	if h.ClusterHeartbeatTTL < 0 {
+		bad("--cluster-heartbeat-ttl-ms", h.ClusterHeartbeatTTL.Milliseconds(), "must be positive")
+	}
+	if h.ClusterAdvertiseURL != "" {
+		if u, err := url.Parse(h.ClusterAdvertiseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("--cluster-advertise-url", h.ClusterAdvertiseURL, "must be an http:// or https:// base URL, e.g. http://10.0.0.5:8931")
+		}
+	}
+	for _, e := range h.BrowserEndpointPool {
+		if u, err := url.Parse(e); err != nil || u.Host == "" || (u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https") {
+			bad("--browser-endpoint-pool", e, "each endpoint must be ws:// or wss:// (a Playwright server) or http:// or https:// (a CDP endpoint)")
+		}
 	}
 	switch h.Isolation {
 	case "browser", "context":

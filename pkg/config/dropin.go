@@ -335,7 +335,7 @@ func applyContextJSON(c *Config, b []byte) error {
 		Proxy             *proxyJSON `json:"proxy"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("browser.contextOptions: %w", err)
+		return jsonError("", b, err)
 	}
 	mergeContext(&c.Context, f.ContextOptions, raw)
 	if f.Viewport != nil {
@@ -451,7 +451,7 @@ func applyLaunchJSON(c *Config, b []byte) error {
 		IgnoreDefaultArgs []string          `json:"ignoreDefaultArgs"`
 	}
 	if err := json.Unmarshal(b, &lo); err != nil {
-		return fmt.Errorf("browser.launchOptions: %w", err)
+		return jsonError("browser.launchOptions", b, err)
 	}
 	if lo.ExecutablePath != "" {
 		c.BinaryPath, c.BinaryPathSource = lo.ExecutablePath, "flag"

@@ -179,9 +179,15 @@ var coreSettings = []setting{
 	{flags: []string{"https-cert"}, env: envs("HTTPS_CERT"), help: "TLS certificate (PEM) for https", set: str(func(c *Config) *string { return &c.HTTP.CertFile })},
 	{flags: []string{"https-key"}, env: envs("HTTPS_KEY"), help: "TLS key (PEM) for https", set: str(func(c *Config) *string { return &c.HTTP.KeyFile })},
 	{flags: []string{"http-session-max"}, env: envs("HTTP_SESSION_MAX"), help: "maximum concurrent sessions (default 32)", set: integer(func(c *Config) *int { return &c.HTTP.SessionMax })},
+	{flags: []string{"http-session-max-per-principal"}, env: envs("HTTP_SESSION_MAX_PER_PRINCIPAL"), help: "maximum concurrent sessions of one auth token (default 0: only --http-session-max)", set: integer(func(c *Config) *int { return &c.HTTP.SessionMaxPerPrincipal })},
 	{flags: []string{"http-session-idle-ttl-ms"}, env: envs("HTTP_SESSION_IDLE_TTL_MS"), help: "close sessions idle this long (default 3600000)", set: millis(func(c *Config) *time.Duration { return &c.HTTP.SessionIdleTTL })},
 	{flags: []string{"http-session-backend"}, env: envs("HTTP_SESSION_BACKEND"), help: "session metadata backend: memory or redis", set: str(func(c *Config) *string { return &c.HTTP.SessionBackend })},
 	{flags: []string{"redis-url"}, env: envs("REDIS_URL"), help: "Redis URL for the redis session backend", set: str(func(c *Config) *string { return &c.HTTP.RedisURL })},
+	{flags: []string{"redis-key-prefix"}, env: envs("REDIS_KEY_PREFIX"), help: "prefix of every Redis key the fleet writes (default cloakbrowser-mcp:)", set: str(func(c *Config) *string { return &c.HTTP.RedisKeyPrefix })},
+	{flags: []string{"cluster-secret"}, env: envs("CLUSTER_SECRET"), help: "shared secret instances of a fleet authenticate forwarded requests with (redis backend)", set: str(func(c *Config) *string { return &c.HTTP.ClusterSecret })},
+	{flags: []string{"cluster-advertise-url"}, env: envs("CLUSTER_ADVERTISE_URL"), help: "base URL other fleet instances reach this one at (default: the listen address)", set: str(func(c *Config) *string { return &c.HTTP.ClusterAdvertiseURL })},
+	{flags: []string{"cluster-heartbeat-ttl-ms"}, env: envs("CLUSTER_HEARTBEAT_TTL_MS"), help: "an instance whose heartbeat is this old is dead; its sessions answer 404 (default 5000)", set: millis(func(c *Config) *time.Duration { return &c.HTTP.ClusterHeartbeatTTL })},
+	{flags: []string{"browser-endpoint-pool"}, env: envs("BROWSER_ENDPOINT_POOL"), help: "remote browsers HTTP sessions attach to (least-loaded first), comma-separated ws:// Playwright servers or http:// CDP endpoints", set: list(func(c *Config) *[]string { return &c.HTTP.BrowserEndpointPool })},
 	{flags: []string{"allowed-hosts"}, env: envs("ALLOWED_HOSTS"), multi: true, reset: func(c *Config) { c.HTTP.AllowedHosts = nil }, help: "extra accepted Host header values, comma-separated", set: appendTo(func(c *Config) *[]string { return &c.HTTP.AllowedHosts }, true)},
 	{flags: []string{"allowed-origins-http"}, env: envs("HTTP_ALLOWED_ORIGINS"), help: "accepted Origin header values, comma-separated", set: list(func(c *Config) *[]string { return &c.HTTP.AllowedOrigins })},
 	{flags: []string{"http-allow-non-loopback"}, env: envs("HTTP_ALLOW_NON_LOOPBACK"), isBool: true, help: "allow a non-loopback bind without an auth token", set: boolean(func(c *Config) *bool { return &c.HTTP.AllowNonLoopback })},
@@ -389,7 +395,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, [
 
 // PrintUsage writes every flag with its env vars and help.
 func PrintUsage(w io.Writer) {
-	fmt.Fprintln(w, `Usage: cloakbrowser-mcp [command] [flags]
+	fmt.Fprint(w, `Usage: cloakbrowser-mcp [command] [flags]
 
 Commands:
   serve                   serve MCP (the default; stdio unless --transport/--port)
@@ -398,10 +404,17 @@ Commands:
   doctor [--json] [--no-launch]
                           check the setup (--json: machine-readable;
                           --no-launch: do not launch a browser)
+  smoke [flags] FILE...   run smoke scenarios (see: help smoke)
   version, --version, -V  print the version
-  help, --help, -h        print this help
+  help [COMMAND], --help, -h
+                          print this help, or a command's
+`)
+	PrintFlags(w)
+}
 
-Flags (every command; precedence: config file < environment < flags):`)
+// PrintFlags writes every flag with its env vars and help, under a heading.
+func PrintFlags(w io.Writer) {
+	fmt.Fprintln(w, "Flags (every command; precedence: config file < environment < flags):")
 	for _, s := range settings {
 		names := make([]string, len(s.flags))
 		for i, f := range s.flags {
@@ -479,6 +492,10 @@ type fileConfig struct {
 		PortRange string `json:"portRange"`
 		Host      string `json:"host"`
 	} `json:"cdp"`
+	HTTP *struct {
+		SessionMax             *int `json:"sessionMax"`
+		SessionMaxPerPrincipal *int `json:"sessionMaxPerPrincipal"`
+	} `json:"http"`
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -493,7 +510,7 @@ func loadFile(c *Config, path string) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return fmt.Errorf("--config=%s: %w", quote(path), err)
+		return fmt.Errorf("--config=%s: %w", quote(path), jsonError("", b, err))
 	}
 	if err := applyFile(c, f, filepath.Dir(path)); err != nil {
 		return fmt.Errorf("--config=%s: %w", quote(path), err)
@@ -660,6 +677,14 @@ func applyFile(c *Config, f fileConfig, dir string) error {
 	}
 	if f.LogLevel != "" {
 		c.LogLevel = f.LogLevel
+	}
+	if h := f.HTTP; h != nil {
+		if h.SessionMax != nil {
+			c.HTTP.SessionMax = *h.SessionMax
+		}
+		if h.SessionMaxPerPrincipal != nil {
+			c.HTTP.SessionMaxPerPrincipal = *h.SessionMaxPerPrincipal
+		}
 	}
 	if cd := f.CDP; cd != nil {
 		if cd.Enabled != nil {

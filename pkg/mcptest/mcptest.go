@@ -41,6 +41,10 @@ var (
 	buildOnce sync.Once
 	buildPath string
 	buildErr  error
+	// buildTemp is the process's temp dir when the package loads: tests
+	// point TMPDIR at their own dirs (removed when they end), and the
+	// binary must outlive the test that first asked for it.
+	buildTemp = os.TempDir()
 )
 
 // Binary builds the server binary once per test process and returns its
@@ -51,7 +55,7 @@ func Binary(t testing.TB) string {
 		return p
 	}
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cloakbrowser-mcp-bin-")
+		dir, err := os.MkdirTemp(buildTemp, "cloakbrowser-mcp-bin-")
 		if err != nil {
 			buildErr = err
 			return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -37,7 +38,18 @@ func (s *Server) cdpProxyConfig() cdpproxy.Config {
 		AdvertisedHost:   s.cfg.CDP.AdvertisedHost,
 		AdvertisedScheme: s.cfg.CDP.AdvertisedScheme,
 		AllowRemote:      s.cfg.CDP.AllowRemote,
+		// The agents' file rules; the session adds its output directory.
+		Files: cdpproxy.FilePolicy{Unrestricted: s.cfg.AllowUnrestrictedFileAccess, InputRoots: workingDir()},
 	}
+}
+
+// workingDir is the process's working directory as an input root, or none
+// if it cannot be read.
+func workingDir() []string {
+	if wd, err := os.Getwd(); err == nil {
+		return []string{wd}
+	}
+	return nil
 }
 
 // leaseCDP leases the lowest free port of --cdp-port-range for a session.
@@ -119,7 +131,8 @@ func (s *Server) existingSession(ctx context.Context) *session.Session {
 
 // bridgeInfo adds the caller's CDP block to cloakbrowser_bridge_info.
 func (s *Server) bridgeInfo(ctx context.Context) map[string]any {
-	return map[string]any{"cdp": cdpBlock(s.existingSession(ctx))}
+	sess := s.existingSession(ctx)
+	return map[string]any{"cdp": cdpBlock(sess), "browser": browserBlock(sess)}
 }
 
 // cdpBlock is the bridge's cdp object: {"enabled":false}, or the endpoint's

@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/progress"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
@@ -23,9 +26,15 @@ func VersionString() string {
 }
 
 // InstallCommand installs the Playwright driver and, unless driverOnly, the
-// CloakBrowser binary. It returns the process exit code.
+// CloakBrowser binary. It returns the process exit code. The archive
+// download shows a progress bar when stderr is a terminal (no colour under
+// NO_COLOR) and a plain line at every 10% or 5 s otherwise.
 func InstallCommand(ctx context.Context, cfg config.Config, withBrowser bool, stdout, stderr io.Writer) int {
-	info, err := driver.Install(ctx, DriverOptions(cfg, stderr))
+	dopts := DriverOptions(cfg, stderr)
+	if _, err := driver.Check(ctx, dopts); errors.Is(err, driver.ErrNotInstalled) {
+		fmt.Fprintf(stderr, "driver: installing playwright-core %s from the npm registry\n", driver.PlaywrightVersion)
+	}
+	info, err := driver.Install(ctx, dopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "driver: %v\n", err)
 		return 1
@@ -35,12 +44,21 @@ func InstallCommand(ctx context.Context, cfg config.Config, withBrowser bool, st
 		return 0
 	}
 	co := CloakOptions(cfg)
-	co.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	co.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "browser: "+format+"\n", args...) }
+	po := progress.ForTerminal(stderr, os.Getenv)
+	co.Progress = func(what string, total int64) cloakbrowser.ProgressReporter { return progress.New(po, what, total) }
+	// The CloakBrowser wrappers' escape hatch for a mirror without signed
+	// SHA256SUMS; honoured only with CLOAKBROWSER_DOWNLOAD_URL, and logged
+	// as a WARNING.
+	co.SkipChecksum = os.Getenv("CLOAKBROWSER_SKIP_CHECKSUM") == "true"
 	bin, err := cloakbrowser.Install(ctx, co)
 	if err != nil {
 		fmt.Fprintf(stderr, "browser: CloakBrowser not installed: %v\n", err)
 		if sys, serr := cloakbrowser.Resolve(ctx, cloakbrowser.Options{AllowDownload: false, BinaryPath: cfg.BinaryPath, BinaryPathSource: cfg.BinaryPathSource}); serr == nil {
-			fmt.Fprintf(stderr, "browser: the server would fall back to %s (%s, source %s, no stealth)\n", sys.BinaryPath, sys.Engine, sys.Source)
+			fmt.Fprintf(stderr, "browser: until then the server uses %s (%s, source %s, no stealth)\n", sys.BinaryPath, sys.Engine, sys.Source)
+			fmt.Fprintln(stderr, "next: run `cloakbrowser-mcp install` again with network access (or set CLOAKBROWSER_DOWNLOAD_URL to a mirror)")
+		} else {
+			fmt.Fprintf(stderr, "next: %s\n", cloakbrowser.NextStep)
 		}
 		return 1
 	}
@@ -58,13 +76,15 @@ type DoctorOptions struct {
 
 // DoctorReport is what doctor found.
 type DoctorReport struct {
-	OK       bool                     `json:"ok"`
-	Version  string                   `json:"version"`
-	Driver   driver.Info              `json:"driver"`
-	Binary   *cloakbrowser.BinaryInfo `json:"binary,omitempty"`
-	Launch   *LaunchCheck             `json:"launch,omitempty"`
-	Problems []string                 `json:"problems"`
-	Notes    []string                 `json:"notes"`
+	OK      bool                     `json:"ok"`
+	Version string                   `json:"version"`
+	Driver  driver.Info              `json:"driver"`
+	Binary  *cloakbrowser.BinaryInfo `json:"binary,omitempty"`
+	// BrowserVersion is what the binary answered to --version.
+	BrowserVersion string       `json:"browserVersion,omitempty"`
+	Launch         *LaunchCheck `json:"launch,omitempty"`
+	Problems       []string     `json:"problems"`
+	Notes          []string     `json:"notes"`
 }
 
 // LaunchCheck is the result of launching the browser once.
@@ -88,6 +108,9 @@ func DoctorCommand(ctx context.Context, cfg config.Config, o DoctorOptions, stdo
 		r.Problems = append(r.Problems, "driver: "+derr.Error())
 	}
 	co := CloakOptions(cfg)
+	if co.AllowDownload {
+		co.DownloadOffReason = "doctor does not download (the server will, at its first browser launch)"
+	}
 	co.AllowDownload = false // doctor only looks
 	bin, berr := cloakbrowser.Resolve(ctx, co)
 	if berr != nil {
@@ -95,7 +118,15 @@ func DoctorCommand(ctx context.Context, cfg config.Config, o DoctorOptions, stdo
 	} else {
 		r.Binary = &bin
 		if bin.Source == cloakbrowser.SourceSystem {
-			r.Notes = append(r.Notes, "using a system Chromium without CloakBrowser's stealth patches: "+bin.FallbackReason+"; run `cloakbrowser-mcp install` to get CloakBrowser")
+			r.Notes = append(r.Notes, "using a system Chromium without CloakBrowser's stealth patches: "+bin.FallbackReason+"; run `cloakbrowser-mcp install` to get CloakBrowser now")
+		}
+		// A file that is not a browser fails a launch with "target
+		// closed"; ask it for its version first.
+		if v, err := cloakbrowser.ProbeVersion(ctx, bin.BinaryPath); err != nil {
+			berr = err
+			r.Problems = append(r.Problems, "browser: "+err.Error()+"; pass a Chromium with --binary-path")
+		} else {
+			r.BrowserVersion = v
 		}
 	}
 	if o.Launch && derr == nil && berr == nil {
@@ -146,7 +177,7 @@ func printDoctor(w io.Writer, r DoctorReport) {
 	fmt.Fprintf(w, "cloakbrowser-mcp %s: %s\n", r.Version, status)
 	fmt.Fprintf(w, "driver:  dir=%s installed=%v version=%s node=%s (%s)\n", r.Driver.Dir, r.Driver.Installed, r.Driver.Version, r.Driver.NodePath, r.Driver.NodeVersion)
 	if b := r.Binary; b != nil {
-		fmt.Fprintf(w, "browser: %s engine=%s source=%s stealth=%v version=%s\n", b.BinaryPath, b.Engine, b.Source, b.Stealth, b.Version)
+		fmt.Fprintf(w, "browser: %s engine=%s source=%s stealth=%v version=%s answers=%s\n", b.BinaryPath, b.Engine, b.Source, b.Stealth, b.Version, r.BrowserVersion)
 		for _, t := range b.Tried {
 			fmt.Fprintf(w, "  tried: %s\n", t)
 		}

@@ -10,7 +10,7 @@ import (
 
 // credentialKey names config fields whose values are credentials: shown
 // by browser_get_config as "<redacted>".
-var credentialKey = regexp.MustCompile(`(?i)token|passphrase|password|headers|auth`)
+var credentialKey = regexp.MustCompile(`(?i)token|passphrase|password|headers|auth|secret`)
 
 // shownConfig is the configuration browser_get_config answers with: cfg as
 // JSON with every credential (auth tokens, the PFX passphrase, CDP headers,

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -53,6 +54,16 @@ type httpTransport struct {
 	addr    net.Addr
 	url     string
 	started time.Time
+	streams streams // open GET streams, one per session
+
+	// The fleet (fleet.go): nil unless --http-session-backend redis.
+	fleet *fleet.Registry
+	fwd   *fleet.Forwarder
+	// pool hands sessions remote browsers (--browser-endpoint-pool); nil
+	// when sessions launch their own. seats are the sessions' places in it.
+	pool    *browserPool
+	seatsMu sync.Mutex
+	seats   map[string]*seat
 
 	draining     chan struct{} // closed when shutdown starts
 	shutdownOnce sync.Once
@@ -95,7 +106,7 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener) error {
 		serveErr <- err
 	}()
 	s.log.Info().Str("url", t.url).Str("version", Version).Str("isolation", t.cfg.Isolation).
-		Int("sessionMax", t.cfg.SessionMax).Dur("sessionIdleTTL", t.cfg.SessionIdleTTL).
+		Int("sessionMax", t.cfg.SessionMax).Int("sessionMaxPerPrincipal", t.cfg.SessionMaxPerPrincipal).Dur("sessionIdleTTL", t.cfg.SessionIdleTTL).
 		Strs("protocolVersions", HTTPProtocolVersions()).Int("authTokens", len(t.policy.tokens)).
 		Msg("serving MCP over streamable HTTP")
 	if len(t.policy.tokens) == 0 && !isLoopbackName(t.cfg.Host) {
@@ -160,9 +171,6 @@ func (s *Server) transport() *httpTransport {
 // startHTTP builds the transport for ln and records it on the server.
 func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	cfg := s.cfg.HTTP
-	if cfg.SessionBackend != "" && cfg.SessionBackend != "memory" {
-		return nil, fmt.Errorf("--http-session-backend=%s: not available in this build; use memory", cfg.SessionBackend)
-	}
 	t := &httpTransport{
 		s: s, cfg: cfg, addr: ln.Addr(), started: time.Now(),
 		draining: make(chan struct{}), shutdownDone: make(chan struct{}),
@@ -187,18 +195,36 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	}
 	t.url = scheme + "://" + ln.Addr().String() + cfg.Endpoint
 
+	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	err := t.openFleet(fctx, ln, scheme)
+	fcancel()
+	if err != nil {
+		return nil, err
+	}
+	t.pool = newBrowserPool(cfg.BrowserEndpointPool, t.fleet)
+	t.seats = map[string]*seat{}
+
 	base := s.sessionConfig()
-	base.UserDataDir = "" // every HTTP session gets its own temporary profile
-	if cfg.Isolation == "context" {
+	base.UserDataDir = ""                            // every HTTP session gets its own temporary profile
+	if cfg.Isolation == "context" && t.pool == nil { // pool sessions attach to remote browsers
 		t.shared = session.NewSharedBrowser(s.drv, base)
 		base.Shared = t.shared
 	}
 	t.reg = session.NewRegistry(session.RegistryOptions{
-		Max:       cfg.SessionMax,
-		Isolation: cfg.Isolation,
-		Backend:   session.NewMemoryBackend(),
-		Log:       s.log,
-		New:       func(handle string) *session.Session { return session.New(handle, s.drv, base) },
+		Max:             cfg.SessionMax,
+		MaxPerPrincipal: cfg.SessionMaxPerPrincipal,
+		Isolation:       cfg.Isolation,
+		Backend:         session.NewMemoryBackend(),
+		Log:             s.log,
+		New:             t.sessionFactory(base),
+		OnClose: func(key, handle string) {
+			t.releaseSeat(handle)
+			if t.fleet != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				t.fleet.Release(ctx, key)
+				cancel()
+			}
+		},
 	})
 
 	opts := []server.StreamableHTTPOption{
@@ -223,14 +249,16 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	t.mcpHTTP = server.NewStreamableHTTPServer(s.mcp, opts...)
 
 	mux := http.NewServeMux()
-	mux.Handle(cfg.Endpoint, t.endpoint(t.mcpHTTP))
+	mux.Handle(cfg.Endpoint, t.endpoint(s.cancels.httpHandler(t.mcpHTTP)))
 	mux.HandleFunc("/healthz", t.healthz)
 	mux.HandleFunc("/readyz", t.readyz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusNotFound, nil, mcp.INVALID_REQUEST, "not found: the MCP endpoint is "+cfg.Endpoint)
 	})
 	t.srv = &http.Server{
-		Handler:           t.policy.checkHostOrigin(mux, s.log),
+		// Body bounds come first, so they also cover the body net/http
+		// discards after a refusal.
+		Handler:           boundBody(t.policy.checkHostOrigin(mux, s.log), cfg.BodyReadTimeout, cfg.BodyIdleTimeout),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -243,9 +271,11 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	switch {
 	case s.closed:
 		t.mcpHTTP.Shutdown(context.Background()) //nolint:errcheck // stops its sweeper
+		_ = t.closeFleet(context.Background())
 		return nil, session.ErrClosed
 	case s.httpT != nil:
 		t.mcpHTTP.Shutdown(context.Background()) //nolint:errcheck
+		_ = t.closeFleet(context.Background())
 		return nil, errors.New("already serving HTTP")
 	}
 	s.httpT = t
@@ -271,6 +301,12 @@ func (t *httpTransport) shutdown() error {
 		sctx, cancel := context.WithTimeout(context.Background(), sessionCloseTimeout)
 		errs = append(errs, t.reg.Shutdown(sctx))
 		cancel()
+		// The fleet forgets this instance at once (not after its TTL).
+		fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := t.closeFleet(fctx); err != nil {
+			log.Warn().Err(err).Msg("fleet: could not delete this instance's records; they expire with its heartbeat")
+		}
+		fcancel()
 		if t.shared != nil {
 			bctx, bcancel := context.WithTimeout(context.Background(), sessionCloseTimeout)
 			errs = append(errs, t.shared.Close(bctx))
@@ -304,12 +340,15 @@ func (t *httpTransport) sessionFor(ctx context.Context) (*session.Session, error
 	return sess, nil
 }
 
-// healthz reports liveness, like the bridge: status, version, transport and
-// uptime.
+// healthz reports liveness: 200 while the process serves. Only a caller
+// the MCP endpoint would accept (a valid bearer token, or anyone when no
+// token is configured) also learns the version, transport and uptime.
 func (t *httpTransport) healthz(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
+	if !probeMethod(w, r) {
+		return
+	}
+	if _, ok := t.policy.principal(r); !ok {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -321,11 +360,11 @@ func (t *httpTransport) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz reports whether a new session would be accepted: 503 when every
-// slot is taken or the server is shutting down.
+// slot is taken or the server is shutting down. Load balancers get the
+// status alone; an authenticated caller (as for healthz) also gets the
+// version, the session counts and its own sessions against its quota.
 func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
+	if !probeMethod(w, r) {
 		return
 	}
 	st := t.reg.Stats()
@@ -338,13 +377,33 @@ func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
 			status, code = "full", http.StatusServiceUnavailable
 		}
 	}
+	principal, ok := t.policy.principal(r)
+	if !ok {
+		writeJSON(w, code, map[string]any{"status": status})
+		return
+	}
 	writeJSON(w, code, map[string]any{
 		"status":    status,
 		"version":   Version,
 		"transport": config.TransportHTTP,
 		"uptimeMs":  time.Since(t.started).Milliseconds(),
 		"sessions":  st,
+		"principal": map[string]any{
+			"name":     principal,
+			"sessions": t.reg.PrincipalSessions(principal),
+			"max":      t.cfg.SessionMaxPerPrincipal, // 0: only sessions.max applies
+		},
 	})
+}
+
+// probeMethod answers 405 unless r is a GET or HEAD.
+func probeMethod(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

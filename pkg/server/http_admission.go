@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,10 +14,11 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
-// initialize admits a new session if a slot is free (503 at once if not:
-// no queue), and binds the session mcp-go creates to principal. A session
-// that asks for CDP (initialize _meta, or --cdp-enabled) gets its port
-// leased here, before it exists, so a lease failure refuses the initialize.
+// initialize admits a new session if a slot is free and principal is under
+// its quota (503 at once if not: no queue), and binds the session mcp-go
+// creates to principal. A session that asks for CDP (initialize _meta, or
+// --cdp-enabled) gets its port leased here, before it exists, so a lease
+// failure refuses the initialize.
 func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next http.Handler, principal string, msg rpcMessage) {
 	id := msg.ID
 	wantCDP, err := cdpRequested(msg.Params, t.s.cfg.CDP.Enabled)
@@ -33,19 +35,37 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 			"CDP is not available on this server: it was started without --cdp-port-range")
 		return
 	}
-	res, err := t.reg.Reserve()
+	res, err := t.reg.ReserveFor(principal)
 	if err != nil {
 		st := t.reg.Stats()
 		msg := fmt.Sprintf("Server busy: all %d sessions are in use; retry later or end an idle session", st.Max)
-		if errors.Is(err, session.ErrClosed) {
+		switch {
+		case errors.Is(err, session.ErrClosed):
 			msg = "Server is shutting down"
+		case errors.Is(err, session.ErrPrincipalFull):
+			who := "this token already has"
+			if principal == anonymous {
+				who = "clients without a token (one principal) already have"
+			}
+			msg = fmt.Sprintf("Server busy: %s %d sessions (--http-session-max-per-principal); close one (DELETE) or wait for idle expiry",
+				who, t.cfg.SessionMaxPerPrincipal)
 		}
 		w.Header().Set("Retry-After", "5")
-		t.s.log.Warn().Int("active", st.Active).Int("pending", st.Pending).Int("max", st.Max).Str("remote", r.RemoteAddr).Msg("new session refused: " + msg)
+		t.s.log.Warn().Str("principal", principal).Int("active", st.Active).Int("pending", st.Pending).Int("max", st.Max).
+			Str("remote", r.RemoteAddr).Msg("new session refused: " + msg)
 		writeRPCError(w, http.StatusServiceUnavailable, id, codeServerBusy, msg)
 		return
 	}
 	defer res.Release()
+	fres, ok := t.fleetReserve(w, r, principal, id)
+	if !ok {
+		return
+	}
+	defer func() {
+		if fres != nil { // no session was created
+			fres.Cancel(context.Background())
+		}
+	}()
 	var lease *cdpproxy.Lease
 	if wantCDP {
 		if lease, err = t.s.leaseCDP(r.Context()); err != nil {
@@ -71,6 +91,12 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 		if err != nil {
 			t.s.log.Warn().Err(err).Msg("session not registered")
 			return
+		}
+		if fres != nil {
+			if err := fres.Commit(r.Context(), sid); err != nil {
+				t.s.log.Warn().Err(err).Msg("fleet: session not published yet (Redis unavailable); published when it returns")
+			}
+			fres = nil
 		}
 		if lease != nil {
 			l := lease

@@ -180,7 +180,7 @@ func TestHTTPSessionChurnWithBrowsers(t *testing.T) {
 	base := stableGoroutines()
 
 	start := time.Now()
-	const cycles, par = 200, 4
+	const cycles, par = 60, 4
 	churn(t, h, page, cycles, par)
 	elapsed := time.Since(start)
 	t.Logf("%d session cycles (%d at a time): %v, %v per cycle", cycles, par, elapsed, elapsed/cycles)

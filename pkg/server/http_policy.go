@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -30,6 +32,7 @@ const (
 	codeSessionNotFound = -32001 // unknown, ended or foreign session
 	codeUnauthorized    = -32002 // missing or wrong bearer token
 	codeForbidden       = -32003 // Host or Origin not allowed
+	codeStreamConflict  = -32004 // a second GET stream for one session
 )
 
 // policy holds the HTTP security rules: which Host and Origin values are
@@ -86,11 +89,23 @@ func newPolicy(cfg config.HTTP, port int, tlsOn bool) *policy {
 		}
 	}
 	p.cors = len(cfg.AllowedOrigins) > 0
-	for i, tok := range cfg.Tokens() {
+	for _, tok := range cfg.Tokens() {
 		p.tokens = append(p.tokens, sha256.Sum256([]byte(tok)))
-		p.principals = append(p.principals, "token-"+strconv.Itoa(i+1))
+		p.principals = append(p.principals, PrincipalName(tok))
 	}
 	return p
+}
+
+// PrincipalName is the name under which a bearer token's sessions are
+// bound, logged and given files: "t-" and the first 12 hex digits of the
+// token's SHA-256 digest. It does not depend on the order of the tokens, so
+// it survives a restart with the tokens reordered, and it is safe as a
+// directory name ([a-z0-9-]). Without tokens the principal is "anonymous".
+// It reveals 48 bits of an unsalted hash: a low-entropy token could be
+// guessed from it, so tokens should be random (openssl rand -hex 32).
+func PrincipalName(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "t-" + hex.EncodeToString(sum[:6])
 }
 
 func isWildcard(h string) bool { return h == "0.0.0.0" || h == "::" }
@@ -305,11 +320,25 @@ func (t *httpTransport) endpoint(next http.Handler) http.Handler {
 			return
 		}
 		if _, err := t.reg.Lookup(sid, principal); err != nil {
+			// Not here: another instance of the fleet may own it.
+			if errors.Is(err, session.ErrNotFound) && t.forwardOrRefuse(w, r, sid, principal, msg.ID) {
+				return
+			}
 			if errors.Is(err, session.ErrPrincipal) {
 				log.Warn().Str("principal", principal).Str("method", r.Method).Str("remote", r.RemoteAddr).Msg("MCP request refused: session belongs to another principal")
 			}
 			reject(http.StatusNotFound, codeSessionNotFound, msg.ID, "Session not found: it was closed, expired or never existed; send initialize to start a new one")
 			return
+		}
+		if r.Method == http.MethodGet {
+			// One GET stream per session (as the TypeScript SDK): a second
+			// one gets 409 and the first keeps receiving.
+			release, ok := t.streams.acquire(sid)
+			if !ok {
+				reject(http.StatusConflict, codeStreamConflict, nil, "Conflict: this session already has an open GET stream; keep using it, or close it before opening another")
+				return
+			}
+			defer release()
 		}
 		next.ServeHTTP(w, r)
 		if r.Method == http.MethodDelete {
@@ -332,7 +361,100 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, int, e
 		if errors.As(err, &mbe) {
 			return nil, http.StatusRequestEntityTooLarge, tooLarge
 		}
+		var slow *slowBodyError
+		if errors.As(err, &slow) {
+			return nil, http.StatusRequestTimeout, slow
+		}
 		return nil, http.StatusBadRequest, fmt.Errorf("read request body: %w", err)
 	}
 	return body, 0, nil
 }
+
+// Request body bounds. A body must arrive within bodyReadTimeout and never
+// pause longer than bodyIdleTimeout; past either it is cut and the
+// connection closed. These are per request, not http.Server's ReadTimeout
+// or WriteTimeout: the server-wide ones would also end SSE streams and
+// long tool calls, whose bodies were read long before.
+const (
+	bodyReadTimeout = 60 * time.Second // 4 MiB at ~70 KB/s
+	bodyIdleTimeout = 15 * time.Second
+)
+
+// boundBody bounds reading each request's body with read deadlines on its
+// connection (http.ResponseController), extended while bytes arrive and
+// cleared once the body has been read, so what follows (an SSE response)
+// is not bounded. A body nobody reads (a refused request, which net/http
+// then discards) stays bounded too. Zero total or idle means the default.
+func boundBody(next http.Handler, total, idle time.Duration) http.Handler {
+	if total <= 0 {
+		total = bodyReadTimeout
+	}
+	if idle <= 0 {
+		idle = bodyIdleTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b := &boundedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), total: total, idle: idle, end: time.Now().Add(total)}
+		if b.extend() != nil {
+			// Not supported by this connection (nothing of ours): serve
+			// unbounded rather than not at all.
+			next.ServeHTTP(w, r)
+			return
+		}
+		r.Body = b
+		next.ServeHTTP(w, r)
+	})
+}
+
+// boundedBody is a request body whose connection read deadline moves on
+// with every read that brings bytes, up to a fixed end.
+type boundedBody struct {
+	io.ReadCloser
+	rc          *http.ResponseController
+	total, idle time.Duration
+	end         time.Time
+	done        bool
+}
+
+func (b *boundedBody) extend() error {
+	d := time.Now().Add(b.idle)
+	if d.After(b.end) {
+		d = b.end
+	}
+	return b.rc.SetReadDeadline(d)
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case b.done:
+	case err == io.EOF:
+		// Whole body read: nothing more to bound (net/http's own
+		// background read now watches for the client going away).
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case err != nil:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return n, &slowBodyError{total: b.total, idle: b.idle, cause: err}
+		}
+	case n > 0:
+		_ = b.extend()
+	}
+	return n, err
+}
+
+// slowBodyError is a body cut by boundBody's deadlines.
+type slowBodyError struct {
+	total, idle time.Duration
+	cause       error
+}
+
+func (e *slowBodyError) Error() string {
+	return fmt.Sprintf("Request body too slow: it must arrive within %s, with no pause over %s; send the whole body at once", e.total, e.idle)
+}
+
+func (e *slowBodyError) Unwrap() error { return e.cause }

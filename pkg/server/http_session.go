@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 
@@ -105,3 +106,30 @@ func (h zlogHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h zlogHandler) WithGroup(string) slog.Handler { return h }
+
+// streams tracks the open GET (SSE) streams: at most one per session. The
+// spec lets a server decline more; a client needs one to hear the server,
+// and every extra one would hold a connection and a goroutine.
+type streams struct {
+	mu   sync.Mutex
+	open map[string]bool // session key → a GET stream is open
+}
+
+// acquire marks key as streaming, or reports false if it already is. The
+// caller calls release when its stream ends.
+func (s *streams) acquire(key string) (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[key] {
+		return nil, false
+	}
+	if s.open == nil {
+		s.open = map[string]bool{}
+	}
+	s.open[key] = true
+	return func() {
+		s.mu.Lock()
+		delete(s.open, key)
+		s.mu.Unlock()
+	}, true
+}

@@ -64,6 +64,11 @@ type Server struct {
 	life    context.Context
 	endLife context.CancelFunc
 
+	// notes sends session notices as MCP log notifications; cancels drops
+	// the responses of cancelled calls (notify.go, cancel.go).
+	notes   *notifier
+	cancels *cancels
+
 	cdpOnce sync.Once // makes leaser
 	leaser  *cdpproxy.Leaser
 	cdpErr  error
@@ -143,11 +148,18 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		}
 	}
 
+	hooks := &server.Hooks{}
+	s.cancels = newCancels(log)
+	s.cancels.hooks(hooks)
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
+		server.WithLogging(),
+		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithInstructions("Browser automation over a real Chromium (CloakBrowser when installed). Take browser_snapshot to see the page; act with refs like e12 from it. Action results show what changed."),
 	)
+	s.notes = newNotifier(s.mcp.SendLogMessageToSpecificClient, log)
+	s.notes.hooks(hooks)
 	env := &tools.Env{
 		Session:                     s.sessionFor,
 		Binary:                      s.binaryInfo,
@@ -212,6 +224,7 @@ func (s *Server) sessionConfig() session.Config {
 		MaxDownloads:      s.cfg.MaxDownloads,
 		IdleTimeout:       s.cfg.IdleAfter(),
 		Log:               s.log,
+		Notify:            s.notes.notice,
 	}
 	if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
 		sc.OutputDir = dir
@@ -318,7 +331,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetErrorLogger(zerologStd(s.log))
-	err := ss.Listen(ctx, eofReader{in, s.endLife}, out)
+	err := ss.Listen(ctx, eofReader{in, s.endLife}, s.cancels.stdioWriter(out))
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil
 	}
@@ -368,6 +381,7 @@ func (s *Server) Close() error {
 		errs = append(errs, closeSession(sess))
 	}
 	s.bg.Wait() // the prewarm ends with the session
+	s.notes.close()
 	errs = append(errs, s.drv.Close())
 	s.bin.close()
 	return errors.Join(errs...)

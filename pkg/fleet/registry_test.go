@@ -1,0 +1,193 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+)
+
+func open(t *testing.T, rd *mcptest.Redis, advertise string, max int) *fleet.Registry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := fleet.Open(ctx, fleet.Options{RedisURL: rd.URL(), Prefix: "t:", Advertise: advertise,
+		TTL: 600 * time.Millisecond, MaxPerPrincipal: max, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	return r
+}
+
+func session(t *testing.T, r *fleet.Registry, sid, principal string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := r.Reserve(ctx, principal)
+	if err != nil {
+		t.Fatalf("reserve %s for %s: %v", sid, principal, err)
+	}
+	if err := res.Commit(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRegistryLookupAndRelease(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	a := open(t, rd, "http://127.0.0.1:1", 0)
+	b := open(t, rd, "http://127.0.0.1:2", 0)
+	ctx := context.Background()
+	session(t, a, "s1", "t-aaa")
+	rec, err := b.Lookup(ctx, "s1")
+	if err != nil || rec.Owner != a.ID() || rec.URL != "http://127.0.0.1:1" || rec.Principal != "t-aaa" {
+		t.Fatalf("lookup from b: %+v, %v", rec, err)
+	}
+	if _, err := b.Lookup(ctx, "nope"); !errors.Is(err, fleet.ErrNotFound) {
+		t.Fatalf("unknown session: %v, want ErrNotFound", err)
+	}
+	a.Release(ctx, "s1")
+	if _, err := b.Lookup(ctx, "s1"); !errors.Is(err, fleet.ErrNotFound) {
+		t.Fatalf("released session: %v, want ErrNotFound", err)
+	}
+	if got := rd.Do("EXISTS", "t:sess:s1"); got != ":0" {
+		t.Fatalf("record left after release: EXISTS = %s", got)
+	}
+}
+
+func TestRegistryQuotaFleetWide(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	a := open(t, rd, "http://127.0.0.1:1", 2)
+	b := open(t, rd, "http://127.0.0.1:2", 2)
+	ctx := context.Background()
+	session(t, a, "s1", "t-a")
+	session(t, b, "s2", "t-a")
+	if _, err := a.Reserve(ctx, "t-a"); !errors.Is(err, fleet.ErrQuota) {
+		t.Fatalf("third session of t-a on a: %v, want ErrQuota", err)
+	}
+	if _, err := b.Reserve(ctx, "t-a"); !errors.Is(err, fleet.ErrQuota) {
+		t.Fatalf("third session of t-a on b: %v, want ErrQuota", err)
+	}
+	session(t, b, "s3", "t-b") // another principal is not affected
+	// A cancelled reservation gives its slot back; so does a release.
+	b.Release(ctx, "s2")
+	res, err := a.Reserve(ctx, "t-a")
+	if err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	res.Cancel(ctx)
+	session(t, a, "s4", "t-a")
+}
+
+func TestRegistryDeadOwner(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	a := open(t, rd, "http://127.0.0.1:1", 1)
+	ctx := context.Background()
+	// An instance that was SIGKILLed: its records are in Redis, its
+	// heartbeat key expired (it never beats again).
+	rd.Do("SADD", "t:instances", "dead1")
+	rd.Do("HSET", "t:sess:s1", "owner", "dead1", "url", "http://127.0.0.1:2", "principal", "t-a")
+	rd.Do("SADD", "t:inst-sess:dead1", "s1", "s9")
+	rd.Do("HSET", "t:sess:s9", "owner", "dead1", "url", "http://127.0.0.1:2", "principal", "t-b")
+	rd.Do("ZADD", "t:principal:t-a", "1", "s1|dead1")
+	if _, err := a.Lookup(ctx, "s1"); !errors.Is(err, fleet.ErrNotFound) {
+		t.Fatalf("dead owner: %v, want ErrNotFound", err)
+	}
+	if got := rd.Do("EXISTS", "t:sess:s1"); got != ":0" {
+		t.Fatalf("record left after the lookup found its owner dead: EXISTS = %s", got)
+	}
+	// The dead owner's quota entry does not count: t-a (cap 1) gets one.
+	session(t, a, "s2", "t-a")
+	// The sweeper removes everything else the dead instance left.
+	deadline := time.Now().Add(5 * time.Second)
+	for rd.Do("SISMEMBER", "t:instances", "dead1") != ":0" || rd.Do("EXISTS", "t:sess:s9") != ":0" {
+		if time.Now().After(deadline) {
+			t.Fatal("the dead instance's records were not swept")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestRegistryRedisLostAndBack(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	a := open(t, rd, "http://127.0.0.1:1", 0)
+	ctx := context.Background()
+	session(t, a, "s1", "t-a")
+	rd.Stop()
+	if _, err := a.Reserve(ctx, "t-a"); !errors.Is(err, fleet.ErrUnavailable) {
+		t.Fatalf("reserve with Redis down: %v, want ErrUnavailable", err)
+	}
+	if a.Healthy() {
+		t.Fatal("Healthy() with Redis down")
+	}
+	rd.Start() // empty: no persistence
+	deadline := time.Now().Add(5 * time.Second)
+	for !a.Healthy() || rd.Do("EXISTS", "t:sess:s1") != ":1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("not recovered: healthy=%v, sess:s1 exists=%s", a.Healthy(), rd.Do("EXISTS", "t:sess:s1"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	session(t, a, "s2", "t-a")
+}
+
+func TestRegistryOpenRefusesWithoutRedis(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	rd.Stop()
+	_, err := fleet.Open(context.Background(), fleet.Options{RedisURL: rd.URL(), Advertise: "http://127.0.0.1:1"})
+	if err == nil {
+		t.Fatal("Open succeeded without Redis")
+	}
+	if want := "127.0.0.1:" + strconv.Itoa(rd.Port); !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--redis-url") {
+		t.Fatalf("error %q should name %s and --redis-url", err, want)
+	}
+	if _, err := fleet.Open(context.Background(), fleet.Options{RedisURL: "http://x", Advertise: "http://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), "redis://") {
+		t.Fatalf("bad URL: %v", err)
+	}
+}
+
+func TestRegistryGracefulClose(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	a := open(t, rd, "http://127.0.0.1:1", 0)
+	ctx := context.Background()
+	b, err := fleet.Open(ctx, fleet.Options{RedisURL: rd.URL(), Prefix: "t:", Advertise: "http://127.0.0.1:2", TTL: time.Minute, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session(t, b, "s1", "t-a")
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Lookup(ctx, "s1"); !errors.Is(err, fleet.ErrNotFound) {
+		t.Fatalf("after graceful close: %v, want ErrNotFound at once", err)
+	}
+	if got := rd.Do("EXISTS", "t:inst:"+b.ID()); got != ":0" {
+		t.Fatalf("heartbeat left after Close: %s", got)
+	}
+}
+
+func TestRegistryLoad(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	a := open(t, rd, "http://127.0.0.1:1", 0)
+	b := open(t, rd, "http://127.0.0.1:2", 0)
+	a.AddLoad("ws://e1", 1)
+	a.AddLoad("ws://e1", 1)
+	b.AddLoad("ws://e2", 1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m, err := a.Load(context.Background())
+		if err == nil && m["ws://e1"] == 2 && m["ws://e2"] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("load = %v, %v; want e1:2 e2:1", m, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

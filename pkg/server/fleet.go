@@ -1,0 +1,272 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// openFleet joins the fleet when --http-session-backend is redis: the
+// registry (heartbeats, session records, the fleet-wide per-principal
+// quota) and the forwarder to other instances.
+func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme string) error {
+	cfg := t.cfg
+	if cfg.SessionBackend != "redis" {
+		return nil
+	}
+	advertise := cfg.ClusterAdvertiseURL
+	if advertise == "" {
+		ta, ok := ln.Addr().(*net.TCPAddr)
+		if !ok || ta.IP.IsUnspecified() {
+			return fmt.Errorf("--http-session-backend redis: the listen address %s names no host other instances can reach; set --cluster-advertise-url (e.g. http://10.0.0.5:%d)", ln.Addr(), portOf(ln.Addr()))
+		}
+		advertise = scheme + "://" + ln.Addr().String()
+	}
+	reg, err := fleet.Open(ctx, fleet.Options{
+		RedisURL:        cfg.RedisURL,
+		Prefix:          cfg.RedisKeyPrefix,
+		Advertise:       advertise,
+		TTL:             cfg.ClusterHeartbeatTTL,
+		MaxPerPrincipal: cfg.SessionMaxPerPrincipal,
+		Log:             t.s.log.With().Str("component", "fleet").Logger(),
+	})
+	if err != nil {
+		return err
+	}
+	t.fleet = reg
+	t.fwd = fleet.NewForwarder(cfg.ClusterSecret, cfg.Endpoint, func(w http.ResponseWriter, r *http.Request, err error) {
+		t.s.log.Warn().Err(err).Str("method", r.Method).Msg("fleet: the instance owning a session did not answer")
+		writeRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR,
+			"Service Unavailable: the server instance that owns this session does not answer; retry, or send initialize to start a new session")
+	})
+	return nil
+}
+
+func portOf(a net.Addr) int {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.Port
+	}
+	return 0
+}
+
+// forwardOrRefuse handles a request for a session this instance does not
+// have: it forwards it to the instance that owns it, or answers 404 (gone,
+// another principal's) or 503 (the registry is down). It reports false
+// when there is no fleet, leaving the answer to the caller.
+func (t *httpTransport) forwardOrRefuse(w http.ResponseWriter, r *http.Request, sid, principal string, id []byte) bool {
+	if t.fleet == nil {
+		return false
+	}
+	notFound := func() {
+		writeRPCError(w, http.StatusNotFound, id, codeSessionNotFound, "Session not found: it was closed, expired or never existed; send initialize to start a new one")
+	}
+	if forwarded, ok := t.fwd.Authentic(r); forwarded {
+		if !ok {
+			t.s.log.Warn().Str("remote", r.RemoteAddr).Msg("fleet: a forwarded request carried a wrong cluster secret")
+			writeRPCError(w, http.StatusForbidden, id, mcp.INVALID_REQUEST, "Forbidden: bad cluster credentials")
+			return true
+		}
+		notFound() // forwarded to us but not ours (any more): never forward twice
+		return true
+	}
+	rec, err := t.fleet.Lookup(r.Context(), sid)
+	switch {
+	case errors.Is(err, fleet.ErrUnavailable):
+		writeRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR,
+			"Service Unavailable: the session registry (Redis) cannot be reached, so this instance cannot find the session's owner; retry shortly")
+		return true
+	case err != nil, rec.Owner == t.fleet.ID():
+		notFound()
+		return true
+	case rec.Principal != principal:
+		t.s.log.Warn().Str("principal", principal).Str("method", r.Method).Msg("MCP request refused: session belongs to another principal (fleet)")
+		notFound()
+		return true
+	}
+	t.fwd.Forward(w, r, rec.URL)
+	return true
+}
+
+// fleetReserve takes a fleet-wide quota slot for a new session of
+// principal; ok false means the answer (503) was written.
+func (t *httpTransport) fleetReserve(w http.ResponseWriter, r *http.Request, principal string, id []byte) (*fleet.Reservation, bool) {
+	if t.fleet == nil {
+		return nil, true
+	}
+	res, err := t.fleet.Reserve(r.Context(), principal)
+	switch {
+	case errors.Is(err, fleet.ErrQuota):
+		w.Header().Set("Retry-After", "30")
+		writeRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR, "Service Unavailable: "+err.Error())
+		return nil, false
+	case err != nil:
+		w.Header().Set("Retry-After", "5")
+		writeRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR,
+			"Service Unavailable: the session registry (Redis) cannot be reached, so no new session can start; existing sessions keep working; retry shortly")
+		return nil, false
+	}
+	return res, true
+}
+
+// closeFleet leaves the fleet: this instance's records go at once.
+func (t *httpTransport) closeFleet(ctx context.Context) error {
+	if t.fleet == nil {
+		return nil
+	}
+	t.fwd.Close()
+	return t.fleet.Close(ctx)
+}
+
+// browserPool hands HTTP sessions remote browsers from
+// --browser-endpoint-pool, least-loaded first (fleet-wide when there is a
+// fleet registry).
+type browserPool struct {
+	endpoints []string
+	reg       *fleet.Registry // nil: local counts only
+
+	mu    sync.Mutex
+	local map[string]int
+}
+
+func newBrowserPool(endpoints []string, reg *fleet.Registry) *browserPool {
+	if len(endpoints) == 0 {
+		return nil
+	}
+	return &browserPool{endpoints: endpoints, reg: reg, local: map[string]int{}}
+}
+
+// pick returns the least-loaded endpoint other than exclude (when there is
+// another) and counts a session on it.
+func (p *browserPool) pick(ctx context.Context, exclude string) string {
+	var load map[string]int
+	if p.reg != nil {
+		load, _ = p.reg.Load(ctx) // Redis down: this instance's counts still apply
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if load == nil {
+		load = p.local
+	}
+	best := ""
+	for _, e := range p.endpoints {
+		if e == exclude && len(p.endpoints) > 1 {
+			continue
+		}
+		if best == "" || load[e] < load[best] {
+			best = e
+		}
+	}
+	p.local[best]++
+	if p.reg != nil {
+		p.reg.AddLoad(best, 1)
+	}
+	return best
+}
+
+func (p *browserPool) release(endpoint string) {
+	if endpoint == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.local[endpoint]--; p.local[endpoint] <= 0 {
+		delete(p.local, endpoint)
+	}
+	if p.reg != nil {
+		p.reg.AddLoad(endpoint, -1)
+	}
+}
+
+// seat is one session's place in the pool: it keeps its endpoint across
+// generations and moves only when that endpoint cannot be reached.
+type seat struct {
+	pool *browserPool
+	mu   sync.Mutex
+	cur  string
+}
+
+func (s *seat) pick(ctx context.Context, failed string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != "" && failed == "" {
+		return s.cur, nil
+	}
+	old := s.cur
+	s.cur = s.pool.pick(ctx, failed)
+	s.pool.release(old)
+	return s.cur, nil
+}
+
+func (s *seat) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pool.release(s.cur)
+	s.cur = ""
+}
+
+// sessionFactory makes the registry's sessions: with a pool, each gets a
+// seat (released when the session closes, see releaseSeat).
+func (t *httpTransport) sessionFactory(base session.Config) func(handle string) *session.Session {
+	if t.pool == nil {
+		return func(handle string) *session.Session { return session.New(handle, t.s.drv, base) }
+	}
+	return func(handle string) *session.Session {
+		st := &seat{pool: t.pool}
+		cfg := base
+		cfg.PickEndpoint = st.pick
+		t.seatsMu.Lock()
+		t.seats[handle] = st
+		t.seatsMu.Unlock()
+		return session.New(handle, t.s.drv, cfg)
+	}
+}
+
+func (t *httpTransport) releaseSeat(handle string) {
+	if t.pool == nil {
+		return
+	}
+	t.seatsMu.Lock()
+	st := t.seats[handle]
+	delete(t.seats, handle)
+	t.seatsMu.Unlock()
+	if st != nil {
+		st.release()
+	}
+}
+
+// redactEndpoint drops credentials from an endpoint URL (user info, query
+// tokens as Browserless uses) before it is shown.
+func redactEndpoint(e string) string {
+	u, err := url.Parse(e)
+	if err != nil {
+		return "<unparseable endpoint>"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "<redacted>"
+	}
+	return strings.Replace(u.String(), "%3Credacted%3E", "<redacted>", 1)
+}
+
+// browserBlock is the bridge's browser object: where the session's browser
+// lives ("local": launched by this server; "remote": a Playwright server or
+// CDP endpoint, credentials removed).
+func browserBlock(sess *session.Session) map[string]any {
+	if sess == nil {
+		return map[string]any{"location": nil}
+	}
+	if e := sess.RemoteEndpoint(); e != "" {
+		return map[string]any{"location": "remote", "endpoint": redactEndpoint(e)}
+	}
+	return map[string]any{"location": "local"}
+}
