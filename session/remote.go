@@ -100,7 +100,10 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 			endpoint, timeout, classify("connect", err, false))
 	}
 	var bc playwright.BrowserContext
-	if cs := br.Contexts(); cdp && len(cs) > 0 {
+	// A pool browser is shared by many sessions: each opens a context of its
+	// own (closed when it detaches), never the browser's default context,
+	// which would hand one session another's pages.
+	if cs := br.Contexts(); cdp && len(cs) > 0 && s.cfg.PickEndpoint == nil {
 		bc = cs[0]
 	} else {
 		opts, oerr := s.cfg.newContextOptions(pw)

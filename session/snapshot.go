@@ -27,6 +27,11 @@ const snapshotTimeout = 10 * time.Second
 // as much.
 const frameBudget = 250 * time.Millisecond
 
+// busyBudget is what a snapshot still gets after the page missed its
+// liveness probe (probeTimeout): together at most ~5 s before "not
+// responding".
+const busyBudget = 3 * time.Second
+
 // Snapshot is a whole-page AI snapshot of a tab: the text the agent saw,
 // parsed once (without focus marks, which move with nearly every action and
 // are noise in a diff).
@@ -100,12 +105,17 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	// answer it, and gets ErrNotResponding in probeTimeout instead of the
 	// snapshot's timeout. Probing beside the snapshot instead would blame
 	// the page for the snapshot's own work on a big DOM.
-	if !t.alive(ctx) {
-		return nil, fmt.Errorf("snapshot: %w", ErrNotResponding)
-	}
+	//
+	// A missed probe is not yet a verdict: on a starved machine a live page
+	// can miss it too, so the snapshot still gets busyBudget, and only when
+	// that times out as well is the page declared not responding.
+	missed := !t.alive(ctx)
 	pending := t.framesNotLoaded()
-	budget := snapshotTimeout
-	if pending > 0 {
+	budget, limit := snapshotTimeout, snapshotTimeout
+	switch {
+	case missed:
+		budget, limit = busyBudget, busyBudget
+	case pending > 0:
 		budget = frameBudget
 	}
 	var text string
@@ -117,10 +127,18 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		if err == nil {
 			break
 		}
-		if budget >= snapshotTimeout || !errors.As(err, &te) || ctx.Err() != nil {
+		if missed && errors.As(err, &te) && ctx.Err() == nil {
+			return nil, fmt.Errorf("snapshot: %w", ErrNotResponding)
+		}
+		if budget >= limit || !errors.As(err, &te) || ctx.Err() != nil {
 			return nil, err
 		}
-		budget = min(4*budget, snapshotTimeout)
+		budget = min(4*budget, limit)
+	}
+	if missed {
+		t.mu.Lock()
+		t.busy = false // it answered after all
+		t.mu.Unlock()
 	}
 	s := &Snapshot{Text: text, FramesNotLoaded: pending}
 	if o.Depth == 0 && !o.Boxes {

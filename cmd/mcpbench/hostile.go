@@ -62,7 +62,7 @@ func (b *bench) hostileSession(ctx context.Context, p *proc, res *results) {
 		if err != nil {
 			res.note(key, oneLine(err.Error(), 160))
 		}
-		if g := hostileGoals[key]; g != "" {
+		if g := hostileGoals[key]; g != "" && p.spec.Name == serverOurs {
 			res.note(key, g)
 		}
 		return r

@@ -62,6 +62,7 @@ func main() {
 	flag.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	flag.DurationVar(&o.callTO, "call-timeout", 60*time.Second, "timeout of one tool call")
 	flag.BoolVar(&o.verbose, "v", false, "log progress and errors")
+	densityFlags()
 	flag.Parse()
 	for _, m := range strings.Split(modes, ",") {
 		if m = strings.TrimSpace(m); m != "" {
@@ -70,6 +71,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if ran, err := densityMode(ctx, o); ran {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcpload:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpload:", err)
 		os.Exit(1)

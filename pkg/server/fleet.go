@@ -260,13 +260,17 @@ func redactEndpoint(e string) string {
 
 // browserBlock is the bridge's browser object: where the session's browser
 // lives ("local": launched by this server; "remote": a Playwright server or
-// CDP endpoint, credentials removed).
+// CDP endpoint, credentials removed; endpoint null until the session's
+// first browser call attaches it).
 func browserBlock(sess *session.Session) map[string]any {
 	if sess == nil {
 		return map[string]any{"location": nil}
 	}
 	if e := sess.RemoteEndpoint(); e != "" {
 		return map[string]any{"location": "remote", "endpoint": redactEndpoint(e)}
+	}
+	if c := sess.Config(); c.PickEndpoint != nil || c.CDPEndpoint != "" || c.Endpoint != "" {
+		return map[string]any{"location": "remote", "endpoint": nil}
 	}
 	return map[string]any{"location": "local"}
 }

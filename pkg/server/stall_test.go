@@ -83,7 +83,7 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 	must(t, c, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostilePlain}, "An ordinary page.")
 
 	t.Run("frames whose server never answers", func(t *testing.T) {
-		out, isErr := within(t, c, 8*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileSilentFrames})
+		out, isErr := within(t, c, 9*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileSilentFrames})
 		if isErr {
 			t.Fatalf("navigate failed:\n%s", out)
 		}
@@ -93,13 +93,13 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 		}
 		var snap string
 		for i := range 3 {
-			snap, isErr = within(t, c, 4*time.Second, "browser_snapshot", nil)
+			snap, isErr = within(t, c, 8*time.Second, "browser_snapshot", nil)
 			if isErr {
 				t.Fatalf("snapshot %d failed:\n%s", i+1, snap)
 			}
 			wantIn(t, "snapshot", snap, `button "Press me"`, "- iframe [ref=", "2 frames not loaded yet")
 		}
-		out, isErr = within(t, c, 4*time.Second, "browser_click", map[string]any{"element": "Press me", "target": pressMeRef(t, snap)})
+		out, isErr = within(t, c, 8*time.Second, "browser_click", map[string]any{"element": "Press me", "target": pressMeRef(t, snap)})
 		if isErr {
 			t.Fatalf("click failed:\n%s", out)
 		}
@@ -108,11 +108,11 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 	})
 
 	t.Run("frames that never finish", func(t *testing.T) {
-		out, isErr := within(t, c, 8*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileEndlessFrames})
+		out, isErr := within(t, c, 9*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileEndlessFrames})
 		if isErr {
 			t.Fatalf("navigate failed:\n%s", out)
 		}
-		snap, isErr := within(t, c, 4*time.Second, "browser_snapshot", nil)
+		snap, isErr := within(t, c, 8*time.Second, "browser_snapshot", nil)
 		if isErr {
 			t.Fatalf("snapshot failed:\n%s", snap)
 		}
@@ -121,7 +121,7 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 			t.Fatalf("want the two frames' partial content, got %d frame paragraphs:\n%s", n, snap)
 		}
 		wantNotIn(t, "snapshot", snap, "not loaded yet")
-		out, isErr = within(t, c, 4*time.Second, "browser_click", map[string]any{"element": "Press me", "target": pressMeRef(t, snap)})
+		out, isErr = within(t, c, 8*time.Second, "browser_click", map[string]any{"element": "Press me", "target": pressMeRef(t, snap)})
 		if isErr {
 			t.Fatalf("click failed:\n%s", out)
 		}
@@ -130,7 +130,7 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 	})
 
 	t.Run("subresources that never arrive", func(t *testing.T) {
-		out, isErr := within(t, c, 8*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileStalledSub})
+		out, isErr := within(t, c, 9*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileStalledSub})
 		if isErr {
 			t.Fatalf("navigate failed:\n%s", out)
 		}
@@ -143,7 +143,7 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 		wantIn(t, "navigate", out, "not responding")
 		wantNotIn(t, "navigate", out, "element may be hidden", "Page Title: Plain")
 		for range 2 {
-			snap, isErr := within(t, c, 6*time.Second, "browser_snapshot", nil)
+			snap, isErr := within(t, c, 9*time.Second, "browser_snapshot", nil)
 			if !isErr {
 				t.Fatalf("snapshot of a busy page succeeded?\n%s", snap)
 			}
@@ -160,7 +160,7 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 		}
 		wantIn(t, "navigate", out, "did not finish loading", "not responding")
 		wantNotIn(t, "navigate", out, "element may be hidden")
-		snap, isErr := within(t, c, 6*time.Second, "browser_snapshot", nil)
+		snap, isErr := within(t, c, 9*time.Second, "browser_snapshot", nil)
 		if !isErr {
 			t.Fatalf("snapshot of a busy page succeeded?\n%s", snap)
 		}
