@@ -25,12 +25,14 @@
 #                                                change the drop-in tool list
 #   server-sse-polling                           calls test_reconnection (same reason); our
 #                                                SSE resumption is tested in pkg/server
-#   resources-list, resources-read-text, resources-read-binary,
-#   resources-templates-read, resources-subscribe, resources-unsubscribe
-#                                                need a resources capability (resources-list
-#                                                applies once the server declares one; the
-#                                                read/templates/subscribe ones read the
-#                                                reference server's test:// URIs)
+#   resources-read-text, resources-read-binary, resources-templates-read
+#                                                read the reference server's test://static-text,
+#                                                test://static-binary and test://template/{id}
+#                                                URIs; our resources are the files tools write
+#                                                per MCP session (none exists in a fresh session),
+#                                                read back in pkg/server/resources_test.go
+#   resources-subscribe, resources-unsubscribe   we declare no resources.subscribe (a file is
+#                                                announced once, with list_changed)
 #   prompts-list, prompts-get-simple, prompts-get-with-args,
 #   prompts-get-embedded-resource, prompts-get-with-image
 #                                                we offer no prompts (upstream has none)
@@ -43,7 +45,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${CONFORMANCE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cloakbrowser-mcp/conformance}"
 SUITE_VERSION="${CONFORMANCE_VERSION:-0.1.16}"
 NODE_VERSION="${CONFORMANCE_NODE_VERSION:-22.23.5}"
-SCENARIOS="${CONFORMANCE_SCENARIOS:-server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection}"
+SCENARIOS="${CONFORMANCE_SCENARIOS:-server-initialize ping tools-list logging-set-level resources-list server-sse-multiple-streams dns-rebinding-protection}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cbm-conformance.XXXXXX")"
 RESULTS="${CONFORMANCE_RESULTS:-$WORK/results}"

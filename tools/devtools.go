@@ -101,6 +101,7 @@ func stopTracing(c *tabCall) error {
 	}
 	c.resp.Result("- [Trace](%s) (%s of recording)", c.env.link(p), time.Since(started).Round(time.Second))
 	c.resp.Result("Open it with `npx playwright show-trace %s` or at https://trace.playwright.dev", c.env.link(p))
+	c.publish(p, "Playwright trace")
 	return nil
 }
 

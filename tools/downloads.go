@@ -62,6 +62,7 @@ func (c *tabCall) reportDownload(d session.Download) error {
 	a.evict(path)
 	c.resp.Result("Downloaded %s (%d bytes) from %s", d.Suggested, d.Size, d.URL)
 	c.resp.Result("- [%s](%s)", filepath.Base(path), c.env.link(path))
+	c.publish(path, "Download")
 	return nil
 }
 

@@ -332,14 +332,42 @@ func quoteShort(s string) string {
 }
 
 // writeOutput writes data to a named output file of the call's caller and
-// returns its path.
+// returns its path. A file the agent named becomes a resource of its
+// session (resources.go); a generated name (a screenshot shown inline)
+// does not.
 func (c *tabCall) writeOutput(name, prefix, ext string, data []byte) (string, error) {
 	a, err := c.env.filesOf(c.sess)
 	if err != nil {
 		return "", err
 	}
 	defer a.Close()
-	return a.write(name, prefix, ext, data)
+	p, err := a.write(name, prefix, ext, data)
+	if err == nil && name != "" {
+		c.publish(p, outputKind(prefix, ext))
+	}
+	return p, err
+}
+
+// outputKind describes a writeOutput file for its resource.
+func outputKind(prefix, ext string) string {
+	switch prefix {
+	case "page":
+		if ext == ".yml" {
+			return "Page snapshot"
+		}
+		return "Screenshot"
+	case "console":
+		return "Console messages"
+	case "network":
+		return "Network requests"
+	case "request":
+		return "Network request"
+	case "evaluate":
+		return "Evaluation result"
+	case "find":
+		return "Find results"
+	}
+	return ""
 }
 
 // link renders a path for a response: with FilePaths "absolute" the

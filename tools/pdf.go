@@ -33,5 +33,6 @@ func pdfSave(c *tabCall) error {
 		return err
 	}
 	c.resp.Result("- [Page as pdf](%s) (%d bytes)", c.env.link(p), len(data))
+	c.publish(p, "PDF")
 	return nil
 }

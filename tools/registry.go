@@ -76,6 +76,10 @@ type Env struct {
 	// --snapshot-mode flag): "outline" (the default when empty), "inline",
 	// "full" or "none"; see tools/diff.go.
 	SnapshotMode string
+	// Publish, if set, makes the files tools write resources of the
+	// caller's MCP session (resources.go); if nil, no file is published and
+	// answers carry no resource_link.
+	Publish PublishFunc
 
 	// listed are the tools Register added, in order.
 	listed []*Tool

@@ -21,6 +21,9 @@ type Response struct {
 	snapshot string
 	events   []string
 	images   []mcp.Content
+	// links are resource_link items for the files the call wrote, after
+	// the text and images (resources.go).
+	links []mcp.Content
 	// structured is sent as structuredContent when set (info tools).
 	structured any
 	// raw, when set, replaces the markdown body (info tools answer JSON).
@@ -74,6 +77,10 @@ func (r *Response) AddImage(data, mime string) {
 	r.images = append(r.images, mcp.NewImageContent(data, mime))
 }
 
+// AddLink appends a resource_link to a file the call wrote; it follows the
+// text (kept first and unchanged for drop-in clients) and the images.
+func (r *Response) AddLink(l mcp.ResourceLink) { r.links = append(r.links, l) }
+
 // Build renders the MCP result.
 func (r *Response) Build() *mcp.CallToolResult {
 	var text string
@@ -84,6 +91,7 @@ func (r *Response) Build() *mcp.CallToolResult {
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: len(r.err) > 0}
 	res.Content = append(res.Content, r.images...)
+	res.Content = append(res.Content, r.links...)
 	if r.structured != nil && len(r.err) == 0 {
 		res.StructuredContent = r.structured
 	}

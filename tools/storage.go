@@ -342,6 +342,7 @@ func storageStateSave(c *tabCall) error {
 		return err
 	}
 	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", c.env.link(p), st.Cookies, st.Origins)
+	c.publish(p, "Storage state")
 	return nil
 }
 

@@ -7,6 +7,15 @@
 // tool and resident memory of the whole server process tree.
 //
 //	go run ./cmd/mcpload --duration 30s --modes browser,context
+//
+// With --servers it runs the density comparison instead (density.go): the
+// same loop in context isolation against ours and upstream @playwright/mcp,
+// with CPU-seconds per round and PSS per session split by Chromium, driver
+// and server. With --memory it measures the driver's memory per set of node
+// flags.
+//
+//	go run ./cmd/mcpload --servers ours,upstream --duration 30s
+//	go run ./cmd/mcpload --memory 'none|default|--max-semi-space-size=1'
 package main
 
 import (
@@ -63,6 +72,7 @@ func main() {
 	flag.DurationVar(&o.callTO, "call-timeout", 60*time.Second, "timeout of one tool call")
 	flag.BoolVar(&o.verbose, "v", false, "log progress and errors")
 	densityFlags()
+	fleetFlags()
 	flag.Parse()
 	for _, m := range strings.Split(modes, ",") {
 		if m = strings.TrimSpace(m); m != "" {
@@ -72,6 +82,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if ran, err := densityMode(ctx, o); ran {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcpload:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if ran, err := fleetMode(ctx, o); ran {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "mcpload:", err)
 			os.Exit(1)
@@ -323,7 +340,7 @@ func sessionLoop(ctx context.Context, o options, c *client.Client, pages string,
 			return
 		}
 		r.add("browser_navigate", d, err)
-		snap, d, err := call(ctx, c, o.callTO, "browser_snapshot", nil)
+		snap, d, err := call(ctx, c, o.callTO, "browser_snapshot", map[string]any{})
 		if ctx.Err() != nil {
 			return
 		}
@@ -336,7 +353,7 @@ func sessionLoop(ctx context.Context, o options, c *client.Client, pages string,
 			r.add("browser_click", 0, fmt.Errorf("no button in the snapshot of %s", url))
 			continue
 		}
-		_, d, err = call(ctx, c, o.callTO, "browser_click", map[string]any{"element": "first button", "ref": m[1]})
+		_, d, err = call(ctx, c, o.callTO, "browser_click", map[string]any{"element": "first button", "target": m[1]})
 		if ctx.Err() != nil {
 			return
 		}

@@ -157,17 +157,8 @@ func (o Options) exportEnv() {
 	if o.Registry != "" {
 		os.Setenv("PLAYWRIGHT_GO_NPM_REGISTRY", o.Registry)
 	}
-	// The driver moves small protocol messages; V8's default young
-	// generation (16 MiB semi-spaces) mostly holds garbage between
-	// collections. A user's own NODE_OPTIONS wins.
-	if _, ok := os.LookupEnv("NODE_OPTIONS"); !ok {
-		os.Setenv("NODE_OPTIONS", DriverNodeOptions)
-	}
+	// The driver's node flags are given per Run (see NodeFlags).
 }
-
-// DriverNodeOptions are the V8 flags the driver runs with unless
-// NODE_OPTIONS is set.
-const DriverNodeOptions = "--max-semi-space-size=1"
 
 func (o Options) runOptions() *playwright.RunOptions {
 	return &playwright.RunOptions{

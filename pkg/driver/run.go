@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,24 +138,31 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 			return nil, err
 		}
 	}
+	flags, err := NodeFlags()
+	if err != nil {
+		return nil, err
+	}
 	o.exportEnv()
-	var pw *playwright.Playwright
-	var err error
+	// Only for this Run: the environment names the real node again
+	// afterwards, so a later Run never wraps a shim in a shim.
+	var env map[string]string
 	if shim, serr := versionShim(o); serr == nil && shim != "" {
-		// Only for this Run: the environment names the real node again
-		// afterwards, so a later Run never wraps a shim in a shim.
-		processEnv.Lock()
-		restore := setenv(map[string]string{
+		env = map[string]string{
 			"PLAYWRIGHT_NODEJS_PATH": shim,
 			driverTmpEnv:             d.tmp,
 			driverParentEnv:          strconv.Itoa(os.Getpid()),
-		})
-		pw, err = playwright.Run(o.runOptions())
-		restore()
-		processEnv.Unlock()
-	} else {
-		pw, err = playwright.Run(o.runOptions())
+			driverArgsEnv:            strings.Join(flags, " "),
+		}
+	} else if _, set := os.LookupEnv("NODE_OPTIONS"); !set {
+		// No shim to put the flags on node's command line: NODE_OPTIONS
+		// carries those node accepts there. A user's own NODE_OPTIONS wins.
+		env = map[string]string{"NODE_OPTIONS": strings.Join(nodeOptionsFlags(flags), " ")}
 	}
+	processEnv.Lock()
+	restore := setenv(env)
+	pw, err := playwright.Run(o.runOptions())
+	restore()
+	processEnv.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)
 	}

@@ -70,6 +70,10 @@ const (
 	// driverParentEnv is the PID of the process starting the driver: the
 	// parent whose death must kill it.
 	driverParentEnv = "CLOAKBROWSER_MCP_DRIVER_PARENT"
+	// driverArgsEnv holds the node flags (space-separated, see NodeFlags)
+	// the shim puts on node's command line, where NODE_OPTIONS cannot carry
+	// most V8 flags.
+	driverArgsEnv = "CLOAKBROWSER_MCP_DRIVER_NODE_ARGS"
 )
 
 // shimScript is the shim's text. With setpriv, node runs under a
@@ -94,12 +98,15 @@ func shimScript(node, setpriv string) string {
 	b.WriteString(".\n")
 	fmt.Fprintf(&b, "if [ \"$#\" -eq 2 ] && [ \"$2\" = \"--version\" ]; then echo \"Version %s\"; exit 0; fi\n", PlaywrightVersion)
 	fmt.Fprintf(&b, "if [ -n \"$%[1]s\" ]; then TMPDIR=$%[1]s; export TMPDIR; fi\nunset %[1]s\n", driverTmpEnv)
+	// The flags are split into words, never globbed (set -f); the shell
+	// variable holding them is not exported.
+	fmt.Fprintf(&b, "set -f\nnode_flags=$%[1]s\nunset %[1]s\n", driverArgsEnv)
 	if setpriv == "" {
-		fmt.Fprintf(&b, "unset %s\nexec %s \"$@\"\n", driverParentEnv, shellQuote(node))
+		fmt.Fprintf(&b, "unset %s\nexec %s $node_flags \"$@\"\n", driverParentEnv, shellQuote(node))
 		return b.String()
 	}
 	check := fmt.Sprintf(`if [ -n "$%[1]s" ] && [ "$PPID" != "$%[1]s" ]; then echo "cloakbrowser-mcp: process $%[1]s exited before its Playwright driver started" >&2; exit 1; fi; unset %[1]s; exec "$@"`, driverParentEnv)
-	fmt.Fprintf(&b, "exec %s --pdeathsig KILL -- /bin/sh -c %s sh %s \"$@\"\n", shellQuote(setpriv), shellQuote(check), shellQuote(node))
+	fmt.Fprintf(&b, "exec %s --pdeathsig KILL -- /bin/sh -c %s sh %s $node_flags \"$@\"\n", shellQuote(setpriv), shellQuote(check), shellQuote(node))
 	return b.String()
 }
 

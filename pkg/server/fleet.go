@@ -32,6 +32,11 @@ func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme s
 		}
 		advertise = scheme + "://" + ln.Addr().String()
 	}
+	// Requests other instances forward carry the advertised host (e.g.
+	// mcp-a:8931 or a pod IP) as Host: accept it like our own name.
+	if err := t.policy.allowAdvertised(advertise); err != nil {
+		return err
+	}
 	reg, err := fleet.Open(ctx, fleet.Options{
 		RedisURL:        cfg.RedisURL,
 		Prefix:          cfg.RedisKeyPrefix,
@@ -49,6 +54,24 @@ func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme s
 		writeRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR,
 			"Service Unavailable: the server instance that owns this session does not answer; retry, or send initialize to start a new session")
 	})
+	return nil
+}
+
+// allowAdvertised adds the host of the advertised URL to the accepted Host
+// names.
+func (p *policy) allowAdvertised(advertise string) error {
+	u, err := url.Parse(advertise)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("--cluster-advertise-url %q: want a base URL like http://10.0.0.5:8931", advertise)
+	}
+	name, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		name, port = u.Host, "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	p.hosts[strings.ToLower(strings.Trim(name, "[]"))+"|"+port] = true
 	return nil
 }
 

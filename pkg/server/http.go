@@ -347,7 +347,7 @@ func (t *httpTransport) healthz(w http.ResponseWriter, r *http.Request) {
 	if !probeMethod(w, r) {
 		return
 	}
-	if _, ok := t.policy.principal(r); !ok {
+	if _, ok := t.policy.probeCaller(r); !ok {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
@@ -377,7 +377,7 @@ func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
 			status, code = "full", http.StatusServiceUnavailable
 		}
 	}
-	principal, ok := t.policy.principal(r)
+	principal, ok := t.policy.probeCaller(r)
 	if !ok {
 		writeJSON(w, code, map[string]any{"status": status})
 		return

@@ -462,6 +462,18 @@ func TestHTTPProbesWithAndWithoutToken(t *testing.T) {
 			}
 		})
 	}
+	// A health checker sending the pod IP or its own name as Host gets the
+	// status (not 403), and never the details, even with a token.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		r := doRaw(t, h, rawReq{method: "GET", path: path, host: "10.1.2.3:8931", token: tokenA})
+		var v map[string]any
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &v) != nil || len(v) != 1 {
+			t.Fatalf("%s with a foreign Host: %d %s, want 200 with the status alone", path, r.status, r.body)
+		}
+	}
+	if r := doRaw(t, h, rawReq{method: "POST", path: "/mcp", host: "10.1.2.3:8931", token: tokenA, body: `{}`}); r.status != 403 {
+		t.Fatalf("the MCP endpoint with a foreign Host: %d, want 403", r.status)
+	}
 	openRaw(t, h, tokenA) // the only slot
 	if code, v := probe("/readyz", ""); code != 503 || v["status"] != "full" || len(v) != 1 {
 		t.Fatalf("readyz when full, anonymous: %d %v", code, v)

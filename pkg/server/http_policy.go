@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -185,6 +186,13 @@ func (p *policy) originAllowed(origin string) bool {
 func (p *policy) checkHostOrigin(next http.Handler, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.hostAllowed(r.Host, p.defaultPort()) {
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+				// Health checkers (kubelet, load balancers) send the pod
+				// IP or their own name as Host: they get the status, and
+				// never the details a rebound page could read.
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), foreignHostKey{}, true)))
+				return
+			}
 			log.Warn().Str("host", r.Host).Str("method", r.Method).Str("path", r.URL.Path).Str("remote", r.RemoteAddr).Msg("HTTP request refused: Host not allowed")
 			writeRPCError(w, http.StatusForbidden, nil, codeForbidden, fmt.Sprintf("Forbidden: Host %q is not allowed (add it with --allowed-hosts)", r.Host))
 			return
@@ -458,3 +466,15 @@ func (e *slowBodyError) Error() string {
 }
 
 func (e *slowBodyError) Unwrap() error { return e.cause }
+
+// foreignHostKey marks a probe request whose Host is not allowed.
+type foreignHostKey struct{}
+
+// probeCaller is the principal a probe answers in detail, or false: a
+// caller the MCP endpoint would accept, through an allowed Host.
+func (p *policy) probeCaller(r *http.Request) (string, bool) {
+	if foreign, _ := r.Context().Value(foreignHostKey{}).(bool); foreign {
+		return "", false
+	}
+	return p.principal(r)
+}

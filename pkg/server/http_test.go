@@ -176,7 +176,7 @@ func TestHTTPPolicy(t *testing.T) {
 		{"host rebinding name", rawReq{host: "evil.example:" + port, token: tokenA, session: sidA, body: toolsList}, 403, -32003, "evil.example"},
 		{"host checked on GET", rawReq{method: "GET", host: "evil.example", token: tokenA, session: sidA}, 403, -32003, ""},
 		{"host checked on DELETE", rawReq{method: "DELETE", host: "evil.example", token: tokenA, session: sidA}, 403, -32003, ""},
-		{"host checked on healthz", rawReq{method: "GET", path: "/healthz", host: "evil.example"}, 403, -32003, ""},
+		{"host checked on other paths", rawReq{method: "GET", path: "/other", host: "evil.example"}, 403, -32003, ""},
 		{"host checked before auth", rawReq{host: "evil.example", body: initBody}, 403, -32003, ""},
 		// Origin: absent, listed, or the server's own; anything else is 403.
 		{"origin listed", rawReq{origin: "https://app.example.com", token: tokenA, session: sidA, body: toolsList}, 200, 0, ""},

@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
@@ -128,5 +131,91 @@ func TestPoolSpreadAndFailover(t *testing.T) {
 	}
 	if tabs := a.MustCall(t, "browser_tabs", map[string]any{"action": "list"}); strings.Contains(tabs, "forms.html") {
 		t.Fatalf("a sees b's tab after moving to b's browser:\n%s", tabs)
+	}
+}
+
+// TestPoolLoadFleetWide: the pool's least-loaded rule counts every
+// instance's sessions (through Redis), so sessions started on A and on B
+// spread over the pool instead of each instance filling its first browser.
+func TestPoolLoadFleetWide(t *testing.T) {
+	browserEnv(t)
+	rd := mcptest.StartRedis(t)
+	r1, r2 := mcptest.StartRemoteChromium(t), mcptest.StartRemoteChromium(t)
+	inst := startFleet(t, rd, 2, "--browser-endpoint-pool", r1.Endpoint+","+r2.Endpoint)
+	base := pages(t).URL
+
+	a := inst[0].Connect(t, mcptest.ConnectOptions{Token: tokenA})
+	navigate(t, a, base+"/lab.html")
+	_, epA := poolBrowser(t, a)
+	// A publishes its pool counts with its heartbeat (every TTL/3).
+	deadline := time.Now().Add(10 * fleetTTL)
+	for rd.Do("KEYS", "cloakbrowser-mcp:inst-load:*") != "*1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("A never published its browser pool counts to Redis")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b := inst[1].Connect(t, mcptest.ConnectOptions{Token: tokenB})
+	navigate(t, b, base+"/forms.html")
+	_, epB := poolBrowser(t, b)
+	if epA == "" || epB == "" || epA == epB {
+		t.Fatalf("sessions on A and B should spread over the pool (%s, %s): A's on %q, B's on %q", r1.Endpoint, r2.Endpoint, epA, epB)
+	}
+	// Through B (forwarded to A), A's session still reports its own browser.
+	if st, body := rawPost(t, inst[1], tokenA, a.SessionID, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"cloakbrowser_bridge_info","arguments":{}}}`); st != http.StatusOK || !strings.Contains(body, epA) {
+		t.Fatalf("bridge_info of A's session through B: %d %s", st, mcptest.Tail(body, 400))
+	}
+}
+
+// TestFleetWildcardBindAdvertised: instances bound to every interface (as
+// in a container) and reached by each other at --cluster-advertise-url (a
+// name that is not loopback, as a service name or pod IP is) forward to
+// each other: the owner accepts the advertised host a forwarded request
+// carries, and still refuses other hosts.
+func TestFleetWildcardBindAdvertised(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	env, _ := serverEnv(t)
+	var inst []*mcptest.HTTPServer
+	for i := 0; i < 2; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		h := mcptest.StartHTTPBinary(t, mcptest.Binary(t), mcptest.HTTPOptions{Env: env, Args: httpArgs(
+			"--host", "0.0.0.0", "--port", fmt.Sprint(port),
+			"--http-session-backend", "redis", "--redis-url", rd.URL(), "--cluster-secret", clusterSecret,
+			"--cluster-advertise-url", fmt.Sprintf("http://127.0.0.%d:%d", i+2, port),
+			"--http-auth-tokens", tokenA)})
+		// The log names 0.0.0.0; clients use a loopback address.
+		inst = append(inst, &mcptest.HTTPServer{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Stderr: h.Stderr, Pid: h.Pid})
+	}
+	sid, st, body := rawInit(t, inst[0], tokenA)
+	if st != http.StatusOK || sid == "" {
+		t.Fatalf("initialize on A: %d %s", st, body)
+	}
+	if st, body := rawPost(t, inst[1], tokenA, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); st != http.StatusOK || !strings.Contains(body, "browser_navigate") {
+		t.Fatalf("tools/list through B, forwarded to A at its advertised host: %d %s", st, mcptest.Tail(body, 300))
+	}
+	// The advertised host is accepted; other names still are not.
+	for host, want := range map[string]int{
+		fmt.Sprintf("127.0.0.2:%s", strings.Split(strings.TrimPrefix(inst[0].URL, "http://127.0.0.1:"), "/")[0]): http.StatusOK,
+		"evil.example:80": http.StatusForbidden,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, inst[0].URL, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tokenA)
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("Host %s on A: %d, want %d", host, resp.StatusCode, want)
+		}
 	}
 }

@@ -153,6 +153,9 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s.cancels.hooks(hooks)
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
+		// The files tools write, per MCP session (resources.go); the list
+		// changes as they are written. No subscriptions.
+		server.WithResourceCapabilities(false, true),
 		server.WithLogging(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
@@ -182,7 +185,8 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 			Secrets:        secrets,
 			ImageResponses: cfg.ImageResponses,
 		},
-		Config: func() any { return shownConfig(cfg) },
+		Config:  func() any { return shownConfig(cfg) },
+		Publish: s.publishResource,
 	}
 	if cfg.SaveSession {
 		env.SessionLog = tools.NewSessionLog(cfg.OutputDir)

@@ -1,0 +1,56 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
+)
+
+// NodeFlagsEnv names the environment variable that replaces
+// DefaultNodeFlags: node command-line flags for the driver, space-separated
+// ("" runs node without flags). A user's NODE_OPTIONS still applies as well.
+const NodeFlagsEnv = "CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS"
+
+// DefaultNodeFlags are the node flags the driver runs with unless
+// NodeFlagsEnv is set. The driver moves protocol messages and snapshot
+// strings through; measured with `go run ./cmd/mcpload --memory` (README,
+// Performance):
+//   - --max-semi-space-size=1: V8's default young generation (16 MiB
+//     semi-spaces) mostly holds garbage between collections.
+//   - --max-lazy: compiles functions lazily, on their first call; the driver
+//     loads far more of playwright-core than one server uses.
+const DefaultNodeFlags = "--max-semi-space-size=1 --max-lazy"
+
+// NodeFlags returns the driver's node flags: $CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS
+// when set, else DefaultNodeFlags. Every word must be a flag (--name or
+// --name=value).
+func NodeFlags() ([]string, error) {
+	v, ok := os.LookupEnv(NodeFlagsEnv)
+	if !ok {
+		v = DefaultNodeFlags
+	}
+	flags := strings.Fields(v)
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "--") || len(f) < 3 {
+			return nil, fmt.Errorf("%s: %s is not a node flag (want --name or --name=value, space-separated); unset it for the defaults %q",
+				NodeFlagsEnv, clip.Quote(f), DefaultNodeFlags)
+		}
+	}
+	return flags, nil
+}
+
+// nodeOptionsFlags keeps the flags node accepts in NODE_OPTIONS, for a
+// driver started without the shim (which puts them on node's command line).
+func nodeOptionsFlags(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		switch name {
+		case "--max-semi-space-size", "--max-old-space-size", "--stack-trace-limit", "--v8-pool-size":
+			out = append(out, f)
+		}
+	}
+	return out
+}
