@@ -32,7 +32,7 @@ const (
 	probeTimeout = 2 * time.Second
 	// probesToGiveUp is how many unanswered probes in a row end a
 	// navigation's wait for the DOM.
-	probesToGiveUp = 2
+	probesToGiveUp = 3
 	// cdpAttachTimeout bounds opening a tab's CDP session.
 	cdpAttachTimeout = 10 * time.Second
 	// terminateTimeout bounds stopping a busy page's script.

@@ -234,6 +234,9 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 		// mcp-go (DELETE, idle sweep, CloseSessions) closes its browser.
 		server.WithSessionIdManager(&idManager{reg: t.reg}),
 		server.WithSessionIdleTTL(cfg.SessionIdleTTL),
+		// Resumable streams (a few recent events per session), and the
+		// notifications a tool sends just before it answers arrive.
+		server.WithEventStore(newBoundedEventStore()),
 		server.WithStreamableHTTPProtocolVersions(HTTPProtocolVersions()...),
 		// Our Host check (policy) is stricter and honours --allowed-hosts.
 		server.WithDisableLocalhostProtection(true),

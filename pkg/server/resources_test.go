@@ -136,14 +136,11 @@ func waitChanged(t *testing.T, n *mcptest.Notifications, count int) {
 // another principal, not found from another principal or another session
 // of the same principal, never reached by a traversal URI; reads are capped
 // and a removed file leaves the list.
-//
-// That list_changed reaches the writing session is asserted over stdio
-// (TestResourcesStdio): over HTTP, mcp-go v1.2.1 drops a notification a
-// tool sends just before its answer about half the time unless an event
-// store is configured (mark3labs/mcp-go#969, open), so asserting it here
-// would be flaky. B's check below does not depend on that race: B is idle
-// when A's file is published, so a broadcast would wait in B's queue and
-// arrive during B's next (long) call.
+// list_changed reaches the writing session (mcp-go v1.2.1 delivers a
+// notification a tool sends just before its answer only with an event
+// store, mark3labs/mcp-go#969: the server configures a bounded one) and
+// never another principal: B is idle when A's file is published, so a
+// broadcast would wait in B's queue and arrive during B's next call.
 func TestResourcesPerSessionHTTP(t *testing.T) {
 	mcptest.Chromium(t)
 	_, tmp := serverEnv(t)
@@ -157,6 +154,7 @@ func TestResourcesPerSessionHTTP(t *testing.T) {
 	if caps := a.Init.Capabilities.Resources; caps == nil || !caps.ListChanged || caps.Subscribe {
 		t.Fatalf("initialize: resources capability %+v, want listChanged without subscribe", caps)
 	}
+	notesA := mcptest.Record(a.Client.Client)
 	notesB := mcptest.Record(b.Client.Client)
 	dirA := filepath.Join(out, server.PrincipalName(tokenA))
 	dirB := filepath.Join(out, server.PrincipalName(tokenB))
@@ -172,6 +170,7 @@ func TestResourcesPerSessionHTTP(t *testing.T) {
 		if text := mcptest.Text(res); !strings.Contains(text, "shot.png)") {
 			t.Fatalf("text lost the screenshot link:\n%s", text)
 		}
+		notesA.Wait(t, 10*time.Second, listChanged+" to the session that wrote the file", func(n mcp.JSONRPCNotification) bool { return n.Method == listChanged })
 		link := fileLink(t, res)
 		file, err := os.ReadFile(filepath.Join(dirA, "shot.png"))
 		if err != nil {
