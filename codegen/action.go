@@ -1,9 +1,13 @@
 package codegen
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // Action is one recorded action, as upstream's tools record them (the
@@ -97,7 +101,19 @@ func SecretCode(lang Language, name string) string {
 }
 
 // Quote quotes s as upstream's hand-written TypeScript lines do.
-func Quote(s string) string { return escapeWithQuotes(s, '\'') }
+func Quote(s string) string { return escapeWithQuotes(literal(s), '\'') }
+
+// maxLiteral is the longest string the code section quotes whole. A longer
+// one (a megabyte typed into a field) shows its first clip.Max characters
+// and its length, as the agent sent it and needs no copy back.
+const maxLiteral = 1000
+
+func literal(s string) string {
+	if len(s) <= maxLiteral || utf8.RuneCountInString(s) <= maxLiteral {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d chars)", clip.Prefix(s, clip.Max), utf8.RuneCountInString(s))
+}
 
 // keyboardModifiers maps modifiers the way the recorder's bit mask does:
 // Control and Meta both print as ControlOrMeta.

@@ -180,9 +180,9 @@ type gen struct{ lang Language }
 
 func (g gen) quote(s string) string {
 	if g.lang == TypeScript {
-		return escapeWithQuotes(s, '\'')
+		return escapeWithQuotes(literal(s), '\'')
 	}
-	return escapeWithQuotes(s, '"')
+	return escapeWithQuotes(literal(s), '"')
 }
 
 // class is the Java options class for a base.

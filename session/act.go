@@ -63,16 +63,8 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 
 // Settle waits, bounded, for what happened since the tab's counters were at
 // navBefore and seq: a navigation to become usable, or requests to end.
-//
-// Its first call into the page also reads the title: when the action set off
-// neither a navigation nor a request, that answer is the page as the
-// response shows it, so the Page section (Title) and the snapshot's liveness
-// probe reuse it instead of making two more round trips (settledRead).
 func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
-	t.mu.Lock()
-	t.settled = settledRead{}
-	t.mu.Unlock()
-	title, answered := t.roundTrip(ctx)
+	t.roundTrip(ctx)
 	if t.LastNavSeq() != navBefore {
 		dctx, cancel := context.WithTimeout(ctx, loadMax)
 		_ = run(dctx, t.g, "wait for the DOM", stopOn{modal: t}, func() error {
@@ -82,53 +74,16 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.waitLoaded(ctx)
 		return
 	}
-	if answered && t.PendingSince(seq) == 0 {
-		t.mu.Lock()
-		if t.lastNav == navBefore && len(t.modals) == 0 {
-			t.settled = settledRead{at: time.Now(), nav: t.lastNav, title: true, probe: true}
-			t.title, t.hasTitle = title, true
-		}
-		t.mu.Unlock()
-		return
-	}
 	t.pollUntil(ctx, t.g.s.cfg.settleTimeout(), func() bool { return t.PendingSince(seq) == 0 })
-}
-
-// settledRead is the page's answer to Settle's round trip, made after an
-// action that set off no navigation and no request. It stands in, once
-// each, for the next title read (the Page section) and the next liveness
-// probe (the snapshot) of the same tool call: until settledFresh has passed
-// or the main frame navigates.
-type settledRead struct {
-	at    time.Time // zero: none
-	nav   int       // the tab's lastNav when it was read
-	title bool      // the title read is not used yet
-	probe bool      // the answer has not stood in for a probe yet
-}
-
-// settledFresh is how long Settle's answer stands in for a new read: the
-// rest of the same tool call (the Page section, then the snapshot).
-const settledFresh = 250 * time.Millisecond
-
-// takeSettledLocked reports whether Settle's read still stands for what
-// flag names, and uses it up (t.mu held).
-func (t *Tab) takeSettledLocked(flag *bool) bool {
-	s := &t.settled
-	ok := *flag && !s.at.IsZero() && s.nav == t.lastNav && time.Since(s.at) < settledFresh
-	*flag = false
-	return ok
 }
 
 // roundTrip makes one bounded call into the page, so events an action set
 // off in the browser (a popup opening, a navigation starting) have reached
-// us before we look. It returns the document's title, and whether the page
-// answered.
-func (t *Tab) roundTrip(ctx context.Context) (title string, ok bool) {
+// us before we look.
+func (t *Tab) roundTrip(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	v, err := call(ctx, t.g, "round trip", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => document.title") })
-	title, ok = v.(string)
-	return title, err == nil && ok
+	_, _ = call(ctx, t.g, "round trip", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
 }
 
 // waitLoaded waits for the load event or a quiet network, at most loadMax.

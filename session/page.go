@@ -43,13 +43,6 @@ const (
 // within probeTimeout, and records the answer (Busy). A modal state or the
 // end of ctx is not a verdict: it reports true.
 func (t *Tab) alive(ctx context.Context) bool {
-	t.mu.Lock()
-	fresh := t.takeSettledLocked(&t.settled.probe)
-	t.mu.Unlock()
-	if fresh {
-		// It answered Settle's round trip a moment ago, in this same call.
-		return true
-	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	_, err := call(pctx, t.g, "probe the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
@@ -131,9 +124,8 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 	t.mu.Lock()
 	cached, has := t.title, t.hasTitle
 	blocked := len(t.modals) > 0
-	fresh := t.takeSettledLocked(&t.settled.title) && has
 	t.mu.Unlock()
-	if blocked || fresh || t.Busy() {
+	if blocked || t.Busy() {
 		return cached, has
 	}
 	tctx, cancel := context.WithTimeout(ctx, titleTimeout)

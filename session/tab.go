@@ -78,7 +78,6 @@ type Tab struct {
 	refs      tabRefs   // the trees behind the tab's refs (refs.go)
 	title     string    // the last title read; kept while a dialog blocks the page
 	hasTitle  bool
-	settled   settledRead // the title read right after the last action settled (act.go)
 	armed     armed
 	cdpSess   playwright.CDPSession
 	targetID  string

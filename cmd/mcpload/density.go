@@ -21,8 +21,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
@@ -61,24 +59,11 @@ func densityMode(ctx context.Context, o options) (bool, error) {
 	if dens.servers == "" && dens.memory == "" {
 		return false, nil
 	}
-	if _, err := os.Stat(filepath.Join(o.pages, "lab.html")); err != nil {
-		return true, fmt.Errorf("fixture pages: %w (run from the repository root or pass --pages)", err)
-	}
-	work, err := os.MkdirTemp("", "mcpload-")
+	work, bin, err := prepare(ctx, o)
 	if err != nil {
 		return true, err
 	}
 	defer os.RemoveAll(work)
-	bin := o.bin
-	if bin == "" {
-		bin = filepath.Join(work, "cloakbrowser-mcp")
-		logf("building the server")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cloakbrowser-mcp")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return true, fmt.Errorf("go build: %w", err)
-		}
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir(o.pages)))
 	mux.HandleFunc("/big.html", bigPage)
@@ -341,24 +326,8 @@ func measureDensity(ctx context.Context, o options, s *server, pages, name strin
 	}()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * o.sessions}}
 	defer hc.CloseIdleConnections()
-	clients := make([]*client.Client, o.sessions)
+	clients := connectAll(ctx, r.modeResult, s.url, hc, o.sessions)
 	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			c, err := connect(ctx, s.url, hc)
-			if err != nil {
-				r.add("initialize", 0, err)
-				return
-			}
-			clients[i] = c
-		})
-	}
-	wg.Wait()
-	for _, c := range clients {
-		if c != nil {
-			r.Connected++
-		}
-	}
 	root := s.cmd.Process.Pid
 	meter := newCPUMeter(root, proctree.Marked(s.marker))
 	lctx, cancel := context.WithTimeout(ctx, o.duration)

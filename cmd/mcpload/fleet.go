@@ -57,24 +57,11 @@ func fleetMode(ctx context.Context, o options) (bool, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return true, errors.New("redis-server not found: apt-get install -y redis-server")
 	}
-	if _, err := os.Stat(filepath.Join(o.pages, "lab.html")); err != nil {
-		return true, fmt.Errorf("fixture pages: %w (run from the repository root or pass --pages)", err)
-	}
-	work, err := os.MkdirTemp("", "mcpload-")
+	work, bin, err := prepare(ctx, o)
 	if err != nil {
 		return true, err
 	}
 	defer os.RemoveAll(work)
-	bin := o.bin
-	if bin == "" {
-		bin = filepath.Join(work, "cloakbrowser-mcp")
-		logf("building the server")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cloakbrowser-mcp")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return true, fmt.Errorf("go build: %w", err)
-		}
-	}
 	fx := httptest.NewServer(http.FileServer(http.Dir(o.pages)))
 	defer fx.Close()
 	return true, runFleet(ctx, o, bin, work, fx.URL)

@@ -106,24 +106,11 @@ func logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, o options) error {
-	if _, err := os.Stat(filepath.Join(o.pages, "lab.html")); err != nil {
-		return fmt.Errorf("fixture pages: %w (run from the repository root or pass --pages)", err)
-	}
-	work, err := os.MkdirTemp("", "mcpload-")
+	work, bin, err := prepare(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	bin := o.bin
-	if bin == "" {
-		bin = filepath.Join(work, "cloakbrowser-mcp")
-		logf("building the server")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cloakbrowser-mcp")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build: %w", err)
-		}
-	}
 	fx := httptest.NewServer(http.FileServer(http.Dir(o.pages)))
 	defer fx.Close()
 
@@ -380,24 +367,8 @@ func runMode(ctx context.Context, o options, bin, work, pages, mode string) (*mo
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * o.sessions}}
 	defer hc.CloseIdleConnections()
 
-	clients := make([]*client.Client, o.sessions)
+	clients := connectAll(ctx, r, s.url, hc, o.sessions)
 	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			c, err := connect(ctx, s.url, hc)
-			if err != nil {
-				r.add("initialize", 0, err)
-				return
-			}
-			clients[i] = c
-		})
-	}
-	wg.Wait()
-	for _, c := range clients {
-		if c != nil {
-			r.Connected++
-		}
-	}
 	lctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	start := time.Now()
@@ -511,4 +482,51 @@ func printTable(w *os.File, o options, rs []*modeResult) {
 			fmt.Fprintf(w, "%s: LEFT BEHIND: pids %v, tmp %v\n", r.Mode, r.Leftover, r.TmpLeft)
 		}
 	}
+}
+
+// prepare checks the fixture pages and makes a work directory (the caller
+// removes it) holding the server binary, built unless --bin names one.
+func prepare(ctx context.Context, o options) (work, bin string, err error) {
+	if _, err := os.Stat(filepath.Join(o.pages, "lab.html")); err != nil {
+		return "", "", fmt.Errorf("fixture pages: %w (run from the repository root or pass --pages)", err)
+	}
+	if work, err = os.MkdirTemp("", "mcpload-"); err != nil {
+		return "", "", err
+	}
+	bin = o.bin
+	if bin == "" {
+		bin = filepath.Join(work, "cloakbrowser-mcp")
+		logf("building the server")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cloakbrowser-mcp")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			os.RemoveAll(work)
+			return "", "", fmt.Errorf("go build: %w", err)
+		}
+	}
+	return work, bin, nil
+}
+
+// connectAll initializes n clients at url at once; r records the failures
+// (as "initialize") and counts the connected ones. A failed client is nil.
+func connectAll(ctx context.Context, r *modeResult, url string, hc *http.Client, n int) []*client.Client {
+	clients := make([]*client.Client, n)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			c, err := connect(ctx, url, hc)
+			if err != nil {
+				r.add("initialize", 0, err)
+				return
+			}
+			clients[i] = c
+		})
+	}
+	wg.Wait()
+	for _, c := range clients {
+		if c != nil {
+			r.Connected++
+		}
+	}
+	return clients
 }

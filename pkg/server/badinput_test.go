@@ -62,7 +62,9 @@ var payloadRun = strings.Repeat("Q", 200)
 // round trips take minutes); the 1 MB cases the issue names (url, cookie
 // domain, a selector) are sent whole.
 func TestBadInputMegabyteArguments(t *testing.T) {
-	c, _ := inProcess(t, "--caps", allCaps+",config")
+	// Short action timeouts: a huge selector matches nothing, and the
+	// answer to it, not the wait, is what is checked.
+	c, _ := inProcess(t, "--caps", allCaps+",config", "--timeout-action", "1000")
 	srv := badInputPages(t)
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/form"}, "Form")
 	mega := strings.Repeat("Q", 1<<20)

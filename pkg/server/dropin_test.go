@@ -139,11 +139,16 @@ func TestDropinEveryUpstreamFlag(t *testing.T) {
 	bin := mcptest.Binary(t)
 	env, _ := serverEnv(t)
 	env = append(os.Environ(), env...)
+	// Each flag is its own short-lived process: four at a time.
+	slots := make(chan struct{}, 4)
 	for _, f := range upstreamFlags(t) {
 		if f.name == "help" || f.name == "version" {
 			continue
 		}
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			dir := t.TempDir()
 			args := []string{"--no-download", "--output-dir", filepath.Join(dir, "out")}
 			args = append(args, "--"+f.name)

@@ -157,7 +157,7 @@ func TestNavigationEconomy(t *testing.T) {
 			{"find blank text", "browser_find", map[string]any{"text": "   "}, "text is empty"},
 			{"find 1 MB text", "browser_find", map[string]any{"text": huge}, "1048576 characters long (at most 1000)"},
 			{"find bad regex", "browser_find", map[string]any{"regex": "/(unclosed/"}, "invalid regex"},
-			{"find bad flag", "browser_find", map[string]any{"regex": "/x/q"}, `unsupported regex flag 'q'`},
+			{"find bad flag", "browser_find", map[string]any{"regex": "/x/q"}, `unsupported regex flag "q"`},
 			{"find both", "browser_find", map[string]any{"text": "a", "regex": "a"}, "exactly one of text or regex"},
 			{"navigate empty find", "browser_navigate", map[string]any{"url": base + "/docs.html", "find": ""}, "find is empty"},
 			{"snapshot unknown region", "browser_snapshot", map[string]any{"target": "e99999"}, "new snapshot"},
