@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -55,11 +56,15 @@ func Binary(t testing.TB) string {
 		return p
 	}
 	buildOnce.Do(func() {
+		sweepBinaries()
 		dir, err := os.MkdirTemp(buildTemp, "cloakbrowser-mcp-bin-")
 		if err != nil {
 			buildErr = err
 			return
 		}
+		// The owner's pid: a test process killed before RemoveBinary ran
+		// leaves the directory, and the next one removes it.
+		_ = os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o600)
 		buildPath = filepath.Join(dir, "cloakbrowser-mcp")
 		out, err := exec.Command("go", "build", "-o", buildPath, MainPackage).CombinedOutput()
 		if err != nil {
@@ -324,4 +329,24 @@ func Chromium(t testing.TB) string {
 	}
 	t.Fatal("no Chromium found: install it (Debian: apt-get install -y chromium) or set CLOAKBROWSER_MCP_TEST_CHROMIUM")
 	return ""
+}
+
+// sweepBinaries removes the binary directories of test processes that no
+// longer run (their owner pid is gone); a directory without an owner file
+// is left alone.
+func sweepBinaries() {
+	dirs, _ := filepath.Glob(filepath.Join(buildTemp, "cloakbrowser-mcp-bin-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if processGone(pid) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
