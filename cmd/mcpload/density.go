@@ -165,12 +165,10 @@ func startUpstream(ctx context.Context, work string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	// Its Host check allows only "localhost:<port>" unless told otherwise.
 	cmd := exec.Command(node, cli, "--port", strconv.Itoa(port), "--host", "127.0.0.1", "--allowed-hosts", "*", "--executable-path", dens.chromium,
 		"--headless", "--isolated", "--no-sandbox", "--output-dir", filepath.Join(dir, "out"))

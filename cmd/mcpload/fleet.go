@@ -23,8 +23,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
@@ -74,12 +72,10 @@ func startRedis(ctx context.Context, work string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir)
 	cmd.Dir = dir
@@ -246,19 +242,8 @@ func loadOn(ctx context.Context, o options, name string, urls []string, pages st
 		}
 		hc = &http.Client{Transport: &scatter{hosts: hosts, base: base}}
 	}
-	clients := make([]*client.Client, o.sessions)
+	clients := connectAll(ctx, r, urls[0], hc, o.sessions)
 	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			c, err := connect(ctx, urls[0], hc)
-			if err != nil {
-				r.add("initialize", 0, err)
-				return
-			}
-			clients[i] = c
-		})
-	}
-	wg.Wait()
 	// Warm up untimed: every session's browser (context) exists before the
 	// clock starts, so both setups are measured in their steady state.
 	for _, c := range clients {
@@ -273,7 +258,6 @@ func loadOn(ctx context.Context, o options, name string, urls []string, pages st
 	defer cancel()
 	for i, c := range clients {
 		if c != nil {
-			r.Connected++
 			wg.Go(func() { sessionLoop(lctx, o, c, pages, i, r) })
 		}
 	}

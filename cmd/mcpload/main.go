@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -529,4 +530,15 @@ func connectAll(ctx context.Context, r *modeResult, url string, hc *http.Client,
 		}
 	}
 	return clients
+}
+
+// freePort is a loopback TCP port free right now, for a child that takes
+// its port as a flag.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -37,12 +37,11 @@ func NewForwarder(secret, path string, onDead func(w http.ResponseWriter, r *htt
 		secret: sha256.Sum256([]byte(secret)), raw: secret, path: path, onDead: onDead,
 		proxies: map[string]*httputil.ReverseProxy{},
 		tr: &http.Transport{
-			Proxy:                 nil, // instances talk directly, never through HTTP_PROXY
-			DialContext:           (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: 0, // tool calls and GET streams may take long
-			ForceAttemptHTTP2:     false,
+			Proxy:               nil, // instances talk directly, never through HTTP_PROXY
+			DialContext:         (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+			// No ResponseHeaderTimeout: tool calls and GET streams may take long.
 		},
 	}
 }

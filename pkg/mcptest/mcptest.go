@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,9 +29,12 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // MainPackage is the import path of the server's command.
@@ -56,15 +58,16 @@ func Binary(t testing.TB) string {
 		return p
 	}
 	buildOnce.Do(func() {
-		sweepBinaries()
-		dir, err := os.MkdirTemp(buildTemp, "cloakbrowser-mcp-bin-")
+		// A test process killed before RemoveBinary ran leaves its
+		// directory: marked as ours (the server's own temp-dir marker), the
+		// next test process removes it, as a server sweeps its temp dirs.
+		_, _ = session.SweepStale(buildTemp, zerolog.Nop())
+		dir, err := os.MkdirTemp(buildTemp, driver.TempPrefix+"bin-")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		// The owner's pid: a test process killed before RemoveBinary ran
-		// leaves the directory, and the next one removes it.
-		_ = os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o600)
+		_ = driver.MarkOwned(dir)
 		buildPath = filepath.Join(dir, "cloakbrowser-mcp")
 		out, err := exec.Command("go", "build", "-o", buildPath, MainPackage).CombinedOutput()
 		if err != nil {
@@ -329,24 +332,4 @@ func Chromium(t testing.TB) string {
 	}
 	t.Fatal("no Chromium found: install it (Debian: apt-get install -y chromium) or set CLOAKBROWSER_MCP_TEST_CHROMIUM")
 	return ""
-}
-
-// sweepBinaries removes the binary directories of test processes that no
-// longer run (their owner pid is gone); a directory without an owner file
-// is left alone.
-func sweepBinaries() {
-	dirs, _ := filepath.Glob(filepath.Join(buildTemp, "cloakbrowser-mcp-bin-*"))
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "owner"))
-		if err != nil {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || pid == os.Getpid() {
-			continue
-		}
-		if processGone(pid) {
-			_ = os.RemoveAll(d)
-		}
-	}
 }

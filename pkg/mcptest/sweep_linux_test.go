@@ -4,38 +4,47 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // TestSweepBinaries: the binary directory of a test process that died
-// (SIGKILLed before RemoveBinary) is removed by the next one; a live
-// owner's and an unowned directory stay.
+// (SIGKILLed before RemoveBinary) is removed by the next one's sweep, as
+// Binary runs it; a live owner's and an unowned directory stay.
 func TestSweepBinaries(t *testing.T) {
-	old := buildTemp
-	buildTemp = t.TempDir()
-	t.Cleanup(func() { buildTemp = old })
-
+	tmp := t.TempDir()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	mk := func(name, owner string) string {
-		d := filepath.Join(buildTemp, name)
+	mk := func(name string, mark func(dir string) error) string {
+		d := filepath.Join(tmp, driver.TempPrefix+name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if owner != "" {
-			if err := os.WriteFile(filepath.Join(d, "owner"), []byte(owner), 0o600); err != nil {
+		if mark != nil {
+			if err := mark(d); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return d
 	}
-	gone := mk("cloakbrowser-mcp-bin-1", strconv.Itoa(dead.Process.Pid))
-	live := mk("cloakbrowser-mcp-bin-2", strconv.Itoa(os.Getppid()))
-	unowned := mk("cloakbrowser-mcp-bin-3", "")
-	sweepBinaries()
+	// The dead process as an owner: this boot and PID namespace, its pid.
+	deadOwner, err := driver.SelfOwner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadOwner.PID = dead.Process.Pid
+	gone := mk("bin-1", func(d string) error { return driver.WriteOwner(d, deadOwner) })
+	live := mk("bin-2", driver.MarkOwned)
+	unowned := mk("bin-3", nil)
+	if _, err := session.SweepStale(tmp, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(gone); !os.IsNotExist(err) {
 		t.Fatalf("a dead owner's directory stayed: %v", err)
 	}

@@ -91,7 +91,7 @@ func (t *httpTransport) forwardOrRefuse(w http.ResponseWriter, r *http.Request, 
 		return false
 	}
 	notFound := func() {
-		writeRPCError(w, http.StatusNotFound, id, codeSessionNotFound, "Session not found: it was closed, expired or never existed; send initialize to start a new one")
+		writeRPCError(w, http.StatusNotFound, id, codeSessionNotFound, msgSessionNotFound)
 	}
 	if forwarded, ok := t.fwd.Authentic(r); forwarded {
 		if !ok {
@@ -278,7 +278,7 @@ func redactEndpoint(e string) string {
 	if u.RawQuery != "" {
 		u.RawQuery = "<redacted>"
 	}
-	return strings.Replace(u.String(), "%3Credacted%3E", "<redacted>", 1)
+	return u.String() // RawQuery is written as is
 }
 
 // browserBlock is the bridge's browser object: where the session's browser

@@ -175,10 +175,7 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 		s: s, cfg: cfg, addr: ln.Addr(), started: time.Now(),
 		draining: make(chan struct{}), shutdownDone: make(chan struct{}),
 	}
-	port := 0
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
-		port = ta.Port
-	}
+	port := portOf(ln.Addr())
 	tlsOn := cfg.Protocol == "https"
 	var tlsCfg *tls.Config
 	if tlsOn {

@@ -335,7 +335,7 @@ func (t *httpTransport) endpoint(next http.Handler) http.Handler {
 			if errors.Is(err, session.ErrPrincipal) {
 				log.Warn().Str("principal", principal).Str("method", r.Method).Str("remote", r.RemoteAddr).Msg("MCP request refused: session belongs to another principal")
 			}
-			reject(http.StatusNotFound, codeSessionNotFound, msg.ID, "Session not found: it was closed, expired or never existed; send initialize to start a new one")
+			reject(http.StatusNotFound, codeSessionNotFound, msg.ID, msgSessionNotFound)
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -478,3 +478,7 @@ func (p *policy) probeCaller(r *http.Request) (string, bool) {
 	}
 	return p.principal(r)
 }
+
+// msgSessionNotFound answers a request for a session this server (or, in a
+// fleet, any instance) does not have.
+const msgSessionNotFound = "Session not found: it was closed, expired or never existed; send initialize to start a new one"
