@@ -64,7 +64,15 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 // Settle waits, bounded, for what happened since the tab's counters were at
 // navBefore and seq: a navigation to become usable, or requests to end.
 func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
-	t.roundTrip(ctx)
+	t.mu.Lock()
+	t.settled = nil
+	t.mu.Unlock()
+	// The watch's read is the round trip that brings the action's events
+	// in; when nothing more is awaited it also stands for the page.
+	r := t.settleRead(ctx)
+	if r == nil {
+		t.roundTrip(ctx)
+	}
 	if t.LastNavSeq() != navBefore {
 		dctx, cancel := context.WithTimeout(ctx, loadMax)
 		_ = run(dctx, t.g, "wait for the DOM", stopOn{modal: t}, func() error {
@@ -74,7 +82,13 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.waitLoaded(ctx)
 		return
 	}
-	t.pollUntil(ctx, t.g.s.cfg.settleTimeout(), func() bool { return t.PendingSince(seq) == 0 })
+	if t.PendingSince(seq) > 0 {
+		t.pollUntil(ctx, t.g.s.cfg.settleTimeout(), func() bool { return t.PendingSince(seq) == 0 })
+		return
+	}
+	if r != nil && r.nav == t.LastNavSeq() {
+		t.keepSettled(r)
+	}
 }
 
 // roundTrip makes one bounded call into the page, so events an action set

@@ -94,6 +94,7 @@ func (t *Tab) emulationTurn(ctx context.Context) (release func(), err error) {
 // cdpStep sends a DevTools command on the tab's CDP session; its error
 // names the command.
 func (t *Tab) cdpStep(ctx context.Context, method string, params map[string]any) error {
+	defer t.invalidateWatch() // what the page sees changed
 	if _, err := t.CDP(ctx, method, params); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -256,6 +257,7 @@ func (t *Tab) EmulateMedia(ctx context.Context, o MediaOptions) error {
 	if o.Media != nil {
 		po.Media = enumValue[playwright.Media](*o.Media)
 	}
+	defer t.invalidateWatch() // media queries may show or hide elements
 	return run(ctx, t.g, "emulate media", stopOn{modal: t}, func() error { return t.p.EmulateMedia(po) })
 }
 

@@ -124,8 +124,10 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 	t.mu.Lock()
 	cached, has := t.title, t.hasTitle
 	blocked := len(t.modals) > 0
+	fresh := has && time.Since(t.titleAt) < settledMaxAge
+	t.titleAt = time.Time{}
 	t.mu.Unlock()
-	if blocked || t.Busy() {
+	if blocked || fresh || t.Busy() {
 		return cached, has
 	}
 	tctx, cancel := context.WithTimeout(ctx, titleTimeout)
@@ -240,6 +242,9 @@ func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 // optional argument and returns its JSON value. A dialog the script opens
 // ends the wait with ErrModal.
 func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) {
+	// A script can change what the watch does not see (style rules, a
+	// custom element's internals): the next snapshot is taken afresh.
+	defer t.invalidateWatch()
 	return call(ctx, t.g, "evaluate", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
@@ -326,6 +331,7 @@ func (t *Tab) TargetID(ctx context.Context) (string, error) {
 
 // SetViewportSize resizes the tab's viewport.
 func (t *Tab) SetViewportSize(ctx context.Context, width, height int) error {
+	defer t.invalidateWatch() // media queries may show or hide elements
 	return run(ctx, t.g, "resize the viewport", stopOn{modal: t}, func() error { return t.p.SetViewportSize(width, height) })
 }
 

@@ -97,7 +97,9 @@ func snapshotBudget(ctx context.Context) float64 {
 //
 // It does not wait for child frames whose document never arrived (they are
 // counted in FramesNotLoaded), and ends with ErrNotResponding when the
-// page's main thread does not answer a trivial call first.
+// page's main thread does not answer a trivial call first. A whole-page
+// snapshot of a page the watch (watch.go) finds unchanged since the last
+// one is that one.
 func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout+time.Second)
 	defer cancel()
@@ -109,7 +111,36 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	// A missed probe is not yet a verdict: on a starved machine a live page
 	// can miss it too, so the snapshot still gets busyBudget, and only when
 	// that times out as well is the page declared not responding.
-	missed := !t.alive(ctx)
+	whole := o.Depth == 0 && !o.Boxes
+	var r *watchRead
+	var settled, missed bool
+	if whole {
+		r, settled, missed = t.watchOrProbe(ctx)
+	} else {
+		missed = !t.alive(ctx)
+	}
+	if r != nil {
+		t.mu.Lock()
+		t.busy = false
+		s := t.snap
+		switch {
+		case s == nil || r.nav != t.lastNav:
+		case r.sameAs(t.snapBase) && !t.snapFocusOff:
+			// Nothing changed since the last snapshot: it is the answer.
+			t.snapBase = r.NewBase
+			t.mu.Unlock()
+			return s, nil
+		case settled && r.clickedOnly(t.snapBase):
+			// An action that only focused what it clicked: its diff
+			// leaves focus out, but the snapshot's focus mark is now
+			// off, so it is not served for a page snapshot again.
+			t.snapBase = r.NewBase
+			t.snapFocusOff = r.Focus || t.snapFocusOff
+			t.mu.Unlock()
+			return s, nil
+		}
+		t.mu.Unlock()
+	}
 	pending := t.framesNotLoaded()
 	budget, limit := snapshotTimeout, snapshotTimeout
 	switch {
@@ -141,9 +172,13 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		t.mu.Unlock()
 	}
 	s := &Snapshot{Text: text, FramesNotLoaded: pending}
-	if o.Depth == 0 && !o.Boxes {
+	if whole {
 		t.mu.Lock()
 		t.snap = s
+		t.snapBase, t.snapFocusOff = 0, false
+		if r != nil && r.nav == t.lastNav {
+			t.snapBase = r.NewBase
+		}
 		t.refs.ownAI = true
 		t.mu.Unlock()
 		if tree, err := s.Tree(); err == nil {

@@ -89,6 +89,14 @@ type Tab struct {
 	inflight  map[playwright.Request]int // request → seq when it started
 	netAt     time.Time                  // last request start or end
 	modalCh   chan struct{}              // closed when the next modal state opens
+
+	// The watch (watch.go).
+	watchCtx     int          // execution context of the watch's world, 0 if none
+	watchNav     int          // lastNav when watchCtx was made
+	snapBase     int          // the watch base snap was taken after; 0: none that stands
+	snapFocusOff bool         // snap stands for the page but for its focus mark
+	settled      *settledRead // the read the last Settle made
+	titleAt      time.Time    // when the watch read title; zero once used
 }
 
 func cut(s string) string {
@@ -190,7 +198,9 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		clear(t.inflight)
 		// A new document: its title is unknown and its main thread has not
 		// yet missed a probe.
-		t.busy, t.hasTitle = false, false
+		t.busy, t.hasTitle, t.titleAt = false, false, time.Time{}
+		// The last snapshot's watch base was in the old document.
+		t.snapBase, t.settled = 0, nil
 		t.mu.Unlock()
 	})
 	p.OnLoad(func(playwright.Page) {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
@@ -58,6 +59,10 @@ func (c *tabCall) addDiff() {
 	if mode == modeNone {
 		return
 	}
+	if c.typed != nil && mode != modeFull && c.before != nil && c.tab.OnlyTyped(*c.typed) {
+		c.resp.SetSnapshot("- No change in the page snapshot but the typed text")
+		return
+	}
 	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
 	if err != nil {
 		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
@@ -76,11 +81,53 @@ func (c *tabCall) addDiff() {
 		return
 	}
 	d := snapshot.DiffWith(prev, cur, snapshot.DiffOptions{Budget: diffBudget, Collapse: diffCollapse, RootNewOnly: true})
+	focus := c.focusMoved(c.before.Text, snap.Text)
 	if d.Unchanged {
+		if focus != "" {
+			c.resp.SetSnapshot(focus)
+			return
+		}
 		c.resp.SetSnapshot("- No change in the page snapshot")
 		return
 	}
-	c.resp.SetSnapshot(fmt.Sprintf("- Changes (+ added, - removed; full page: browser_snapshot):\n%s", fence("diff", d.Text)))
+	text := fmt.Sprintf("- Changes (+ added, - removed; full page: browser_snapshot):\n%s", fence("diff", d.Text))
+	if focus != "" {
+		text += "\n" + focus
+	}
+	c.resp.SetSnapshot(text)
+}
+
+// focusMoved says where focus went when the action moved it to something
+// other than its own target (which an agent expects to hold focus after a
+// click or typing): diffs leave the focus mark out.
+func (c *tabCall) focusMoved(before, after string) string {
+	was, now := activeLine(before), activeLine(after)
+	if now == "" || now == was {
+		return ""
+	}
+	for _, k := range []string{"target", "startTarget", "endTarget"} {
+		if t := c.args.String(k, ""); t != "" && strings.Contains(now, "[ref="+t+"]") {
+			return ""
+		}
+	}
+	return "- Focus moved to: " + now
+}
+
+// activeLine is the snapshot's focused element, its line without the
+// focus mark and list dash, or "".
+func activeLine(text string) string {
+	i := strings.Index(text, " [active]")
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	end := strings.IndexByte(text[i:], '\n')
+	if end < 0 {
+		end = len(text) - i
+	}
+	line := strings.TrimSpace(text[start : i+end])
+	line = strings.TrimPrefix(strings.Replace(line, " [active]", "", 1), "- ")
+	return strings.TrimSuffix(line, ":")
 }
 
 // setFull sets the Snapshot section for a page the agent has not seen yet

@@ -87,6 +87,7 @@ func typeText(c *tabCall) error {
 	} else {
 		c.resp.Code().Action(codegen.Action{Name: "fill", Selector: sel, Text: codeText})
 	}
+	c.typed = &value
 	if c.args.Bool("submit", false) {
 		steps = append(steps, el.Press("Enter"))
 		c.resp.Code().Action(codegen.Action{Name: "press", Selector: sel, Key: "Enter"})

@@ -27,6 +27,9 @@ type tabCall struct {
 	before *session.Snapshot
 	// navBefore is the tab's navigation count before the action.
 	navBefore int
+	// typed is the text an action typed into the focused field, if any:
+	// when the page changed nothing else, its snapshot is skipped.
+	typed *string
 }
 
 type snapshotKind int

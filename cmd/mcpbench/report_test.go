@@ -91,9 +91,9 @@ func TestFormatValue(t *testing.T) {
 func TestBuildRowsAndPrintTable(t *testing.T) {
 	ours, up := newResults(), newResults()
 	specs := []rowSpec{
-		{"spawn → initialize", "ms", 0.10},
-		{"click (form)", "ms", 0.25},
-		{"snapshot size", "chars", 0},
+		spec("spawn → initialize", "ms", 0.10),
+		spec("click (form)", "ms", 0.25),
+		spec("snapshot size", "chars", 0),
 	}
 	for _, v := range []float64{30, 20, 25} {
 		ours.add("spawn → initialize", v)
@@ -145,16 +145,38 @@ func TestRowSpecsGoals(t *testing.T) {
 		"spawn → initialize":             0.10,
 		"first navigate, cold process":   1.0,
 		"first navigate, after 2 s idle": 0.25,
-		"click (form)":                   0.25,
-		"type (form)":                    1.0,
-		"snapshot frames":                0.10,
-		"snapshot table":                 1.0,
+		"click (form)":                   0.15,
+		"type (form)":                    0.8,
+		"snapshot frames":                0.8,
+		"snapshot table":                 0.8,
+		"snapshot table, repeated":       0.2,
 		"act-and-observe form":           0.30,
 		"act-and-observe spa":            0.30,
 		"memory without browser (RSS)":   0.75,
 	} {
 		if goals[key] != want {
-			t.Errorf("goal of %q = %v, want %v (issue 8)", key, goals[key], want)
+			t.Errorf("goal of %q = %v, want %v (issues 8, 16)", key, goals[key], want)
 		}
+	}
+}
+
+func TestAbsoluteGoal(t *testing.T) {
+	ours, up := newResults(), newResults()
+	ours.add("stalled", 400)
+	up.add("stalled", 30000)
+	ours.add("slow", 900)
+	up.add("slow", 30000)
+	rows := buildRows([]rowSpec{{Key: "stalled", Unit: "ms", GoalMs: 500}, {Key: "slow", Unit: "ms", GoalMs: 500}, {Key: "none", Unit: "ms", GoalMs: 500}}, ours, up)
+	for i, want := range []string{"pass", "miss", "n/a"} {
+		if rows[i].Status != want {
+			t.Errorf("%s: status %q, want %q", rows[i].Name, rows[i].Status, want)
+		}
+	}
+	var b strings.Builder
+	if err := printTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "≤0.5 s") {
+		t.Errorf("table lacks the goal ≤0.5 s:\n%s", b.String())
 	}
 }

@@ -74,9 +74,9 @@ const (
 func agentRowSpecs() []rowSpec {
 	var rows []rowSpec
 	for _, t := range agentTasks() {
-		rows = append(rows, rowSpec{"task " + t.Name, "chars", 0})
+		rows = append(rows, spec("task " + t.Name, "chars", 0))
 	}
-	return append(rows, rowSpec{rowTargeted, "chars", 0.70}, rowSpec{rowExploratory, "chars", 0.30})
+	return append(rows, spec(rowTargeted, "chars", 0.70), spec(rowExploratory, "chars", 0.30))
 }
 
 var refRE = regexp.MustCompile(`\[ref=([A-Za-z0-9]+)\]`)

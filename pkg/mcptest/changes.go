@@ -1,0 +1,69 @@
+package mcptest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// changesPage has one button per kind of change a page can make without
+// navigating; each changes only that. The cross-site frame is served from
+// "localhost" while the page is on 127.0.0.1: another site, so Chromium
+// puts it in another renderer process.
+const changesPage = `<!doctype html><title>Changes</title>
+<style>
+.menu .sub { display: none }
+.menu:hover .sub { display: block }
+.late-hidden { }
+#pop { }
+</style>
+<button id="noop" onclick="void 0">Nothing</button>
+<button id="attr" onclick="document.getElementById('exp').setAttribute('aria-expanded', 'true')">Attribute</button>
+<button id="exp" aria-expanded="false">Disclosure</button>
+<button id="title" onclick="document.title = 'Retitled'">Title</button>
+<button id="hash" onclick="location.hash = 'moved'">Hash</button>
+<button id="value" onclick="document.getElementById('field').value = 'set by script'">Value</button>
+<input id="field" aria-label="Field">
+<button id="check" onclick="document.getElementById('agree').checked = true">Check</button>
+<input id="agree" type="checkbox" aria-label="Agree">
+<button id="focus" onclick="document.getElementById('other').focus()">Focus</button>
+<input id="other" aria-label="Other">
+<button id="same" onclick="frames[0].document.body.textContent = 'same-origin frame changed'">Same frame</button>
+<button id="cross" onclick="frames[1].postMessage('change', '*')">Cross frame</button>
+<button id="cssom" onclick="document.styleSheets[0].insertRule('.late-hidden { display: none }', 0)">Style rule</button>
+<button id="popbtn" popovertarget="pop">Popover</button>
+<div id="pop" popover>Popover body</div>
+<p class="late-hidden">Visible until a rule hides it</p>
+<div class="menu"><span>Menu</span><div class="sub"><a href="#">Hover item</a></div></div>
+<button id="shadow" onclick="document.getElementById('host').shadowRoot.querySelector('p').textContent = 'shadow changed'">Shadow</button>
+<div id="host"></div>
+<script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>shadow text</p>';</script>
+<iframe srcdoc="<p>same-origin frame</p>" title="same"></iframe>
+<iframe src="CROSS" title="cross"></iframe>
+<label>Live <input id="live" oninput="document.getElementById('msg').textContent = this.value.length + ' chars'"></label><span id="msg"></span>
+<label>Quiet <input id="quiet"></label>
+`
+
+const crossFrame = `<!doctype html><p>cross-site frame</p>
+<script>addEventListener('message', () => { document.querySelector('p').textContent = 'cross-site frame changed' })</script>`
+
+// ChangesPage serves changesPage at URL+"/" for the test's life and returns
+// URL (http://127.0.0.1:port). Its buttons (by id): #noop, #attr, #title,
+// #hash, #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow;
+// hovering the text "Menu" shows "Hover item"; #live echoes its length
+// ("3 chars") as it is typed into, #quiet does nothing.
+func ChangesPage(t testing.TB) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	var base string
+	mux.HandleFunc("/frame", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, crossFrame) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, strings.Replace(changesPage, "CROSS", strings.Replace(base, "127.0.0.1", "localhost", 1)+"/frame", 1))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	base = srv.URL
+	return base
+}

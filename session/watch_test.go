@@ -1,0 +1,236 @@
+package session_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
+)
+
+// TestWatchNeverHidesAChange: after an action that changed nothing the last
+// snapshot is served again (the same object: no new snapshot taken), and
+// after an action that changed any one thing — an attribute, the title,
+// the URL's hash, an input's value or checked state, focus, a same-origin
+// frame, a cross-process frame, a style rule, a popover, a shadow root, a
+// :hover menu — a new snapshot is taken and shows it.
+func TestWatchNeverHidesAChange(t *testing.T) {
+	url := mcptest.ChangesPage(t)
+	s := newSession(t)
+	cases := []struct {
+		name   string
+		button string // clicked; "hover" hovers the menu
+		check  func(t *testing.T, tab *session.Tab, text string)
+	}{
+		{"attribute", "#attr", func(t *testing.T, _ *session.Tab, text string) {
+			wantLine(t, text, `button "Disclosure"`, "[expanded]")
+		}},
+		{"title", "#title", func(t *testing.T, tab *session.Tab, _ string) {
+			if title, _ := tab.Title(t.Context()); title != "Retitled" {
+				t.Errorf("title = %q, want Retitled", title)
+			}
+		}},
+		{"hash", "#hash", func(t *testing.T, tab *session.Tab, _ string) {
+			if !strings.HasSuffix(tab.URL(), "#moved") {
+				t.Errorf("URL = %s, want #moved", tab.URL())
+			}
+		}},
+		{"value", "#value", func(t *testing.T, _ *session.Tab, text string) {
+			wantLine(t, text, `textbox "Field"`, "set by script")
+		}},
+		{"checked", "#check", func(t *testing.T, _ *session.Tab, text string) {
+			wantLine(t, text, `checkbox "Agree"`, "[checked]")
+		}},
+		{"focus", "#focus", func(t *testing.T, _ *session.Tab, text string) {
+			wantLine(t, text, `textbox "Other"`, "[active]")
+		}},
+		{"same-origin frame", "#same", func(t *testing.T, _ *session.Tab, text string) {
+			wantText(t, text, "same-origin frame changed")
+		}},
+		{"cross-process frame", "#cross", func(t *testing.T, _ *session.Tab, text string) {
+			wantText(t, text, "cross-site frame changed")
+		}},
+		{"style rule", "#cssom", func(t *testing.T, _ *session.Tab, text string) {
+			if strings.Contains(text, "Visible until a rule hides it") {
+				t.Errorf("the hidden paragraph is still in the snapshot:\n%s", text)
+			}
+		}},
+		{"popover", "#popbtn", func(t *testing.T, _ *session.Tab, text string) {
+			wantText(t, text, "Popover body")
+		}},
+		{"shadow root", "#shadow", func(t *testing.T, _ *session.Tab, text string) {
+			wantText(t, text, "shadow changed")
+		}},
+		{":hover menu", "hover", func(t *testing.T, _ *session.Tab, text string) {
+			wantText(t, text, "Hover item")
+		}},
+	}
+	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
+		tab, err := g.CurrentTab(ctx)
+		if err != nil {
+			return err
+		}
+		// load opens the page and takes its snapshot. Without cross, the
+		// cross-site frame is removed first: with it the watch never serves
+		// an old snapshot (it cannot enter the frame), and the other cases
+		// would pass whatever the watch saw.
+		load := func(t *testing.T, cross bool) *session.Snapshot {
+			t.Helper()
+			if _, err := tab.Navigate(ctx, url+"/"); err != nil {
+				t.Fatalf("navigate: %v", err)
+			}
+			if !cross {
+				if _, err := tab.Evaluate(ctx, `() => document.querySelector('iframe[title=cross]').remove()`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The cross-site frame must have its document for the case
+			// to mean anything.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				snap, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+				if err != nil {
+					t.Fatalf("snapshot: %v", err)
+				}
+				if (!cross || strings.Contains(snap.Text, "cross-site frame")) && strings.Contains(snap.Text, "same-origin frame") {
+					return snap
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("frames never loaded:\n%s", snap.Text)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		act := func(t *testing.T, what string) {
+			t.Helper()
+			if what == "hover" {
+				el, err := tab.Locate(ctx, "text=Menu")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tab.Act(ctx, el.Hover()); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			el, err := tab.Locate(ctx, what)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tab.Act(ctx, el.Click(session.ClickOptions{})); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		t.Run("unchanged page is served again", func(t *testing.T) {
+			first := load(t, false)
+			again, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again != first {
+				t.Fatalf("an unchanged page was snapshotted again")
+			}
+			act(t, "#noop")
+			after, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after != first {
+				t.Fatalf("a click that changed nothing was followed by a new snapshot")
+			}
+			// Each kind of change, on this page, is seen.
+			act(t, "#attr")
+			changed, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed == first {
+				t.Fatal("an attribute change was served the old snapshot")
+			}
+			wantLine(t, changed.Text, `button "Disclosure"`, "[expanded]")
+			// browser_evaluate may change what the watch cannot see.
+			if _, err := tab.Evaluate(ctx, `() => 0`); err != nil {
+				t.Fatal(err)
+			}
+			if next, err := tab.AISnapshot(ctx, session.SnapshotOptions{}); err != nil || next == changed {
+				t.Fatalf("a snapshot after an evaluate was served from the watch (err %v)", err)
+			}
+		})
+
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				before := load(t, c.name == "cross-process frame")
+				act(t, c.button)
+				after, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after == before {
+					t.Fatalf("the change was hidden: the old snapshot was served")
+				}
+				c.check(t, tab, after.Text)
+			})
+		}
+
+		t.Run("typing", func(t *testing.T) {
+			load(t, false)
+			fill := func(sel, text string) {
+				el, err := tab.Locate(ctx, sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tab.Act(ctx, el.Fill(text)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fill("#quiet", "hello")
+			if !tab.OnlyTyped("hello") {
+				t.Fatal("typing into a field with no other effect was not recognised")
+			}
+			// The last snapshot no longer stands for the page.
+			snap, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLine(t, snap.Text, `textbox "Quiet"`, "hello")
+			fill("#live", "abc")
+			if tab.OnlyTyped("abc") {
+				t.Fatal("typing that changed the page (a live message) was taken for typing only")
+			}
+			snap, err = tab.AISnapshot(ctx, session.SnapshotOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantText(t, snap.Text, "3 chars")
+			fill("#quiet", "other")
+			if tab.OnlyTyped("not what was typed") {
+				t.Fatal("a value that is not the typed text was taken for typing only")
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantText(t *testing.T, text, want string) {
+	t.Helper()
+	if !strings.Contains(text, want) {
+		t.Errorf("snapshot lacks %q:\n%s", want, text)
+	}
+}
+
+// wantLine wants a line of the snapshot that holds both what and mark.
+func wantLine(t *testing.T, text, what, mark string) {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, what) && strings.Contains(l, mark) {
+			return
+		}
+	}
+	t.Errorf("no line with %s and %s in:\n%s", what, mark, text)
+}
