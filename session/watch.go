@@ -306,7 +306,6 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 			return nil, err
 		}
 		r.nav = nav
-		t.noteTitle(r.Title)
 		return r, nil
 	}
 }
@@ -398,12 +397,6 @@ func (t *Tab) invalidateWatch() {
 	t.mu.Unlock()
 }
 
-// noteTitle keeps a title the watch read, good for the next Title.
-func (t *Tab) noteTitle(title string) {
-	t.mu.Lock()
-	t.title, t.hasTitle, t.titleAt = title, true, time.Now()
-	t.mu.Unlock()
-}
 
 // settledRead is the watch read Settle made at the end of an action, kept
 // for the snapshot that follows while nothing else happened.
@@ -483,9 +476,12 @@ func (t *Tab) settleRead(ctx context.Context) *watchRead {
 // and the page's next frame.
 const settleReadTimeout = 400 * time.Millisecond
 
-// keepSettled keeps r for the snapshot that follows the action.
+// keepSettled keeps r for the snapshot that follows the action, and its
+// title for the response's Page section.
 func (t *Tab) keepSettled(r *watchRead) {
 	t.mu.Lock()
-	t.settled = &settledRead{r: r, seq: t.seq, at: time.Now()}
+	now := time.Now()
+	t.settled = &settledRead{r: r, seq: t.seq, at: now}
+	t.title, t.hasTitle, t.titleAt = r.Title, true, now
 	t.mu.Unlock()
 }

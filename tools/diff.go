@@ -127,7 +127,13 @@ func activeLine(text string) string {
 	}
 	line := strings.TrimSpace(text[start : i+end])
 	line = strings.TrimPrefix(strings.Replace(line, " [active]", "", 1), "- ")
-	return strings.TrimSuffix(line, ":")
+	// The element, not its value (which may be all an agent typed).
+	if r := strings.Index(line, "[ref="); r >= 0 {
+		if e := strings.IndexByte(line[r:], ']'); e >= 0 {
+			line = line[:r+e+1]
+		}
+	}
+	return clip.Short(strings.TrimSuffix(line, ":"))
 }
 
 // setFull sets the Snapshot section for a page the agent has not seen yet

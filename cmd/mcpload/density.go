@@ -434,6 +434,9 @@ func printDensity(w io.Writer, o options, rs []*densityResult) {
 			ratio(float64(a.Loops), float64(b.Loops)), ratio(p95(a, "browser_navigate"), p95(b, "browser_navigate")),
 			ratio(p95(a, "browser_snapshot"), p95(b, "browser_snapshot")), ratio(p95(a, "browser_click"), p95(b, "browser_click")),
 			ratio(total(a.CPUPerRound), total(b.CPUPerRound)), ratio(float64(a.PSSPerSess), float64(b.PSSPerSess)))
+		if a.Server == "ours" && b.Server == "upstream" {
+			printDensityGoals(w, a, b, p95)
+		}
 	}
 	fmt.Fprintln(w, "(upstream's single node process is both its server and its driver: counted as server)")
 	for _, r := range rs {
@@ -632,4 +635,26 @@ func measureMemory(ctx context.Context, o options, bin, work, pages, flags strin
 	sort.Slice(rounds, func(i, j int) bool { return rounds[i] < rounds[j] })
 	r.RoundMedianMs = float64(rounds[len(rounds)/2].Microseconds()) / 1000
 	return r, nil
+}
+
+// printDensityGoals prints issue 16's goals for the 16-session loop, each
+// with our figure and pass or miss.
+func printDensityGoals(w io.Writer, ours, up *densityResult, p95 func(*densityResult, string) float64) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "pass"
+		}
+		return "miss"
+	}
+	fmt.Fprintln(w, "goals (issue 16):")
+	rounds := float64(ours.Loops) / float64(up.Loops)
+	fmt.Fprintf(w, "  rounds ≥ 3× upstream's: %.2f× — %s\n", rounds, verdict(rounds >= 3))
+	for _, tool := range []string{"browser_navigate", "browser_snapshot", "browser_click"} {
+		v := p95(ours, tool)
+		fmt.Fprintf(w, "  %s p95 ≤ 3 s: %.0f ms — %s\n", tool, v, verdict(v > 0 && v <= 3000))
+	}
+	if up.PSSPerSess > 0 {
+		pss := float64(ours.PSSPerSess) / float64(up.PSSPerSess)
+		fmt.Fprintf(w, "  PSS per session ≤ 0.5× upstream's: %.2f× — %s\n", pss, verdict(pss <= 0.5))
+	}
 }
