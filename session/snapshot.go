@@ -125,7 +125,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		s := t.snap
 		switch {
 		case s == nil || r.nav != t.lastNav:
-		case r.sameAs(t.snapBase) && !t.snapFocusOff:
+		case r.sameAs(t.snapBase) && !t.snapMarksOff:
 			// Nothing changed since the last snapshot: it is the answer.
 			t.snapBase = r.NewBase
 			t.mu.Unlock()
@@ -133,9 +133,9 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		case settled && r.clickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
-			// off, so it is not served for a page snapshot again.
+			// off, so it is not served as a page snapshot again.
 			t.snapBase = r.NewBase
-			t.snapFocusOff = r.Focus || t.snapFocusOff
+			t.snapMarksOff = r.Focus || t.snapMarksOff
 			t.mu.Unlock()
 			return s, nil
 		}
@@ -175,7 +175,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	if whole {
 		t.mu.Lock()
 		t.snap = s
-		t.snapBase, t.snapFocusOff = 0, false
+		t.snapBase, t.snapMarksOff = 0, false
 		if r != nil && r.nav == t.lastNav {
 			t.snapBase = r.NewBase
 		}

@@ -94,7 +94,7 @@ type Tab struct {
 	watchCtx     int          // execution context of the watch's world, 0 if none
 	watchNav     int          // lastNav when watchCtx was made
 	snapBase     int          // the watch base snap was taken after; 0: none that stands
-	snapFocusOff bool         // snap stands for the page but for its focus mark
+	snapMarksOff bool         // snap stands for the page but for its focus mark or typed values
 	settled      *settledRead // the read the last Settle made
 	titleAt      time.Time    // when the watch read title; zero once used
 }

@@ -45,10 +45,11 @@ import (
 const watchWorld = "cbm"
 
 // watchSource is the watch: an expression returning the read as JSON-able
-// object. %t is whether to mark a new base; %t whether to wait for the
-// page's next frame first (after an action: its rAF and timer-0 updates).
+// object. %t is whether to mark a new base; %t whether to let the page's
+// queued tasks run first (after an action: the updates its handlers left
+// to a zero timer or a microtask).
 const watchSource = `(async (mark, afterAction) => {
-if (afterAction) await new Promise(r => { let done = false; const f = () => { if (!done) { done = true; setTimeout(r, 0); } }; requestAnimationFrame(f); setTimeout(f, 50); });
+if (afterAction) await new Promise(r => setTimeout(r, 0));
 const W = globalThis.__w || (globalThis.__w = (() => {
   let n = 0, id = Math.floor(Math.random() * 2147483648), base = null;
   const seen = new WeakSet();
@@ -268,8 +269,9 @@ func valueHash(s string) string {
 const watchTimeout = probeTimeout
 
 // readWatch reads (and, with mark, re-bases) the watch of the tab's main
-// frame. afterAction waits for the page's next frame first (at most 50 ms),
-// so updates an action scheduled for it are seen.
+// frame. afterAction lets the tasks the page queued run first (a zero
+// timer), so updates an action's handlers deferred that way are seen; the
+// snapshot this replaces was never later than that either.
 func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead, error) {
 	if !t.watchable() {
 		return nil, errWatchOff
@@ -424,18 +426,18 @@ func (t *Tab) takeSettled() *watchRead {
 
 // OnlyTyped reports whether the action just settled changed nothing on the
 // page but the focused field's value, which is now text; the snapshot
-// after it can be skipped. The last snapshot no longer stands for the page
-// (it lacks the value), so the next one is taken afresh.
+// after it can be skipped. The last snapshot stays the base of diffs but,
+// lacking the value, is not served as a page snapshot again.
 func (t *Tab) OnlyTyped(text string) bool {
 	t.mu.Lock()
-	s, base := t.settled, t.snapBase
-	ok := s != nil && s.seq == t.seq && s.r.nav == t.lastNav && time.Since(s.at) <= settledMaxAge && s.r.onlyTyped(base, text)
-	if ok {
-		t.settled = nil
-		t.snapBase = 0
+	defer t.mu.Unlock()
+	s := t.settled
+	if s == nil || s.seq != t.seq || s.r.nav != t.lastNav || time.Since(s.at) > settledMaxAge || !s.r.onlyTyped(t.snapBase, text) {
+		return false
 	}
-	t.mu.Unlock()
-	return ok
+	t.settled = nil
+	t.snapBase, t.snapMarksOff = s.r.NewBase, true
+	return true
 }
 
 // watchOrProbe reads the watch before a whole-page snapshot (the read Settle
@@ -448,6 +450,11 @@ func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed b
 	}
 	r, err := t.readWatch(ctx, true, false)
 	if err == nil {
+		// The snapshot that follows is the page's latest state; so is
+		// this title.
+		t.mu.Lock()
+		t.title, t.hasTitle, t.titleAt = r.Title, true, time.Now()
+		t.mu.Unlock()
 		return r, false, false
 	}
 	var te *TimeoutError
@@ -472,8 +479,7 @@ func (t *Tab) settleRead(ctx context.Context) *watchRead {
 	return r
 }
 
-// settleReadTimeout bounds the read at the end of an action: a round trip
-// and the page's next frame.
+// settleReadTimeout bounds the read at the end of an action.
 const settleReadTimeout = 400 * time.Millisecond
 
 // keepSettled keeps r for the snapshot that follows the action, and its

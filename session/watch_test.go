@@ -190,12 +190,21 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			if !tab.OnlyTyped("hello") {
 				t.Fatal("typing into a field with no other effect was not recognised")
 			}
+			fill("#quiet", "hello again")
+			if !tab.OnlyTyped("hello again") {
+				t.Fatal("typing into the same field again was not recognised")
+			}
+			fill("#field", "elsewhere")
+			if !tab.OnlyTyped("elsewhere") {
+				t.Fatal("typing into a second field was not recognised")
+			}
 			// The last snapshot no longer stands for the page.
 			snap, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantLine(t, snap.Text, `textbox "Quiet"`, "hello")
+			wantLine(t, snap.Text, `textbox "Quiet"`, "hello again")
+			wantLine(t, snap.Text, `textbox "Field"`, "elsewhere")
 			fill("#live", "abc")
 			if tab.OnlyTyped("abc") {
 				t.Fatal("typing that changed the page (a live message) was taken for typing only")

@@ -111,8 +111,10 @@ func (c *tabCall) finish(o tabOpts) {
 	if len(c.gen.Tabs()) > 1 {
 		c.resp.SetTabs(tabLines(c.ctx, c.gen))
 	}
+	// The Page section is read after the snapshot: the snapshot's own
+	// read of the page brings the title along.
 	if !o.noPage {
-		c.resp.SetPage(pageLines(c.ctx, tab))
+		defer func() { c.resp.SetPage(pageLines(c.ctx, tab)) }()
 	}
 	if c.addModal() {
 		// A page blocked on a dialog cannot be snapshotted.

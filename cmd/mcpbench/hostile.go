@@ -79,9 +79,9 @@ func (b *bench) hostileSession(ctx context.Context, p *proc, res *results) {
 		return r
 	}
 	timed(rowStalledNavigate, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileSilentFrames})
-	// The first snapshot is of a page changed since navigate's (an
-	// attribute a script sets, untimed); the next ones of the same page.
-	if _, err := p.call(ctx, "browser_evaluate", map[string]any{"function": "() => { document.body.dataset.benchTick = '1'; }"}, to); err != nil {
+	// The first snapshot is of a page changed since the server's last
+	// (changePage, untimed); the next ones of the same page.
+	if err := changePage(ctx, p, to); err != nil {
 		res.note(rowStalledSnapshot, "change the page: "+oneLine(err.Error(), 120))
 	}
 	var snap string
