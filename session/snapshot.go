@@ -30,7 +30,7 @@ const frameBudget = 250 * time.Millisecond
 // busyBudget is what a snapshot still gets after the page missed its
 // liveness probe (probeTimeout): together at most ~5 s before "not
 // responding".
-const busyBudget = 3 * time.Second
+const busyBudget = 2500 * time.Millisecond
 
 // Snapshot is a whole-page AI snapshot of a tab: the text the agent saw,
 // parsed once (without focus marks, which move with nearly every action and
