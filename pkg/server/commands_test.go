@@ -174,7 +174,8 @@ func TestInstallFailureSaidOnce(t *testing.T) {
 		t.Fatalf("install succeeded against a mirror that has nothing:\n%s", stderr.String())
 	}
 	out := strings.TrimSpace(stderr.String())
-	if n := strings.Count(out, "404"); n != 1 {
+	// "HTTP 404", not "404": the mirror's port may hold those digits.
+	if n := strings.Count(out, "HTTP 404"); n != 1 {
 		t.Errorf("the 404 is said %d times, want once:\n%s", n, out)
 	}
 	lines := strings.Split(out, "\n")
