@@ -9,10 +9,11 @@ import (
 )
 
 // changesPage has one button per kind of change a page can make without
-// navigating; each changes only that. The cross-site frame is served from
+// navigating; each changes only that (and the page makes no request of its
+// own after load: no favicon). The cross-site frame is served from
 // "localhost" while the page is on 127.0.0.1: another site, so Chromium
 // puts it in another renderer process.
-const changesPage = `<!doctype html><title>Changes</title>
+const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href="data:,">
 <style>
 .menu .sub { display: none }
 .menu:hover .sub { display: block }
