@@ -399,7 +399,6 @@ func (t *Tab) invalidateWatch() {
 	t.mu.Unlock()
 }
 
-
 // settledRead is the watch read Settle made at the end of an action, kept
 // for the snapshot that follows while nothing else happened.
 type settledRead struct {

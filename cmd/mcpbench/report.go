@@ -31,16 +31,16 @@ func rowSpecs() []rowSpec {
 		spec("first navigate, after 2 s idle", "ms", 0.25),
 	}
 	for _, p := range fixturePages {
-		rows = append(rows, spec("navigate " + p.Name, "ms", 0))
+		rows = append(rows, spec("navigate "+p.Name, "ms", 0))
 	}
 	for _, p := range fixturePages {
-		rows = append(rows, spec("snapshot " + p.Name, "ms", 0.8))
+		rows = append(rows, spec("snapshot "+p.Name, "ms", 0.8))
 	}
 	for _, p := range fixturePages {
-		rows = append(rows, spec("snapshot " + p.Name + ", repeated", "ms", 0.2))
+		rows = append(rows, spec("snapshot "+p.Name+", repeated", "ms", 0.2))
 	}
 	for _, p := range fixturePages {
-		rows = append(rows, spec("snapshot " + p.Name + " size", "chars", 0))
+		rows = append(rows, spec("snapshot "+p.Name+" size", "chars", 0))
 	}
 	rows = append(rows,
 		spec("click (form)", "ms", 0.15),

@@ -74,7 +74,7 @@ const (
 func agentRowSpecs() []rowSpec {
 	var rows []rowSpec
 	for _, t := range agentTasks() {
-		rows = append(rows, spec("task " + t.Name, "chars", 0))
+		rows = append(rows, spec("task "+t.Name, "chars", 0))
 	}
 	return append(rows, spec(rowTargeted, "chars", 0.70), spec(rowExploratory, "chars", 0.30))
 }
