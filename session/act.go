@@ -69,8 +69,9 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 	t.mu.Unlock()
 	// The watch's read is the round trip that brings the action's events
 	// in; when nothing more is awaited it also stands for the page.
-	r := t.settleRead(ctx)
-	if r == nil {
+	// A read that ran out of time already waited what a round trip would.
+	r, err := t.settleRead(ctx)
+	if te := (*TimeoutError)(nil); err != nil && !errors.As(err, &te) {
 		t.roundTrip(ctx)
 	}
 	if t.LastNavSeq() != navBefore {

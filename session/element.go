@@ -169,6 +169,7 @@ func (e *Element) Run(fn string, arg any) Step {
 // returns its JSON value. A dialog the script opens ends the wait with
 // ErrModal.
 func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
+	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
 	return call(ctx, e.tab.g, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
 }
 

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // The watch tells whether a page changed since its last AI snapshot, for
@@ -324,7 +325,7 @@ func decodeWatch(res any) (*watchRead, error) {
 	m, _ := res.(map[string]any)
 	if ex, ok := m["exceptionDetails"]; ok {
 		b, _ := json.Marshal(ex)
-		return nil, fmt.Errorf("watch: %s", firstLineOf(string(b)))
+		return nil, fmt.Errorf("watch: %s", clip.Short(firstLine(string(b))))
 	}
 	inner, _ := m["result"].(map[string]any)
 	b, err := json.Marshal(inner["value"])
@@ -336,16 +337,6 @@ func decodeWatch(res any) (*watchRead, error) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	return &r, nil
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 300 {
-		s = s[:300]
-	}
-	return s
 }
 
 // watchContext is the execution context of the watch's world in the main
@@ -410,17 +401,23 @@ type settledRead struct {
 // settledMaxAge bounds how long a settled read stands in for a new one.
 const settledMaxAge = time.Second
 
-// takeSettled returns the read Settle left, if it still describes the page
-// (no navigation, no request since, and recent), and forgets it.
-func (t *Tab) takeSettled() *watchRead {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// settledLocked returns the read Settle left if it still describes the page
+// (no navigation, no request since, and recent), else nil. t.mu is held.
+func (t *Tab) settledLocked() *watchRead {
 	s := t.settled
-	t.settled = nil
 	if s == nil || s.seq != t.seq || s.r.nav != t.lastNav || time.Since(s.at) > settledMaxAge {
 		return nil
 	}
 	return s.r
+}
+
+// takeSettled returns settledLocked's read and forgets it.
+func (t *Tab) takeSettled() *watchRead {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.settledLocked()
+	t.settled = nil
+	return r
 }
 
 // OnlyTyped reports whether the action just settled changed nothing on the
@@ -430,12 +427,12 @@ func (t *Tab) takeSettled() *watchRead {
 func (t *Tab) OnlyTyped(text string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.settled
-	if s == nil || s.seq != t.seq || s.r.nav != t.lastNav || time.Since(s.at) > settledMaxAge || !s.r.onlyTyped(t.snapBase, text) {
+	r := t.settledLocked()
+	if r == nil || !r.onlyTyped(t.snapBase, text) {
 		return false
 	}
 	t.settled = nil
-	t.snapBase, t.snapMarksOff = s.r.NewBase, true
+	t.snapBase, t.snapMarksOff = r.NewBase, true
 	return true
 }
 
@@ -452,7 +449,7 @@ func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed b
 		// The snapshot that follows is the page's latest state; so is
 		// this title.
 		t.mu.Lock()
-		t.title, t.hasTitle, t.titleAt = r.Title, true, time.Now()
+		t.noteTitleLocked(r.Title)
 		t.mu.Unlock()
 		return r, false, false
 	}
@@ -467,15 +464,11 @@ func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed b
 }
 
 // settleRead reads the watch at the end of an action, bounded like the
-// round trip it replaces, and reports whether it answered.
-func (t *Tab) settleRead(ctx context.Context) *watchRead {
+// round trip it replaces.
+func (t *Tab) settleRead(ctx context.Context) (*watchRead, error) {
 	ctx, cancel := context.WithTimeout(ctx, settleReadTimeout)
 	defer cancel()
-	r, err := t.readWatch(ctx, true, true)
-	if err != nil {
-		return nil
-	}
-	return r
+	return t.readWatch(ctx, true, true)
 }
 
 // settleReadTimeout bounds the read at the end of an action.
@@ -485,8 +478,13 @@ const settleReadTimeout = 400 * time.Millisecond
 // title for the response's Page section.
 func (t *Tab) keepSettled(r *watchRead) {
 	t.mu.Lock()
-	now := time.Now()
-	t.settled = &settledRead{r: r, seq: t.seq, at: now}
-	t.title, t.hasTitle, t.titleAt = r.Title, true, now
+	t.settled = &settledRead{r: r, seq: t.seq, at: time.Now()}
+	t.noteTitleLocked(r.Title)
 	t.mu.Unlock()
+}
+
+// noteTitleLocked keeps a title the watch just read, good for the next
+// Title call (within settledMaxAge). t.mu is held.
+func (t *Tab) noteTitleLocked(title string) {
+	t.title, t.hasTitle, t.titleAt = title, true, time.Now()
 }

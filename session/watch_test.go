@@ -124,29 +124,30 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			}
 		}
 
-		t.Run("unchanged page is served again", func(t *testing.T) {
-			first := load(t, false)
-			again, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+		// take takes the tab's whole-page AI snapshot.
+		take := func(t *testing.T) *session.Snapshot {
+			t.Helper()
+			s, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			return s
+		}
+
+		t.Run("unchanged page is served again", func(t *testing.T) {
+			first := load(t, false)
+			again := take(t)
 			if again != first {
 				t.Fatalf("an unchanged page was snapshotted again")
 			}
 			act(t, "#noop")
-			after, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			after := take(t)
 			if after != first {
 				t.Fatalf("a click that changed nothing was followed by a new snapshot")
 			}
 			// Each kind of change, on this page, is seen.
 			act(t, "#attr")
-			changed, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			changed := take(t)
 			if changed == first {
 				t.Fatal("an attribute change was served the old snapshot")
 			}
@@ -164,10 +165,7 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				before := load(t, c.name == "cross-process frame")
 				act(t, c.button)
-				after, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				after := take(t)
 				if after == before {
 					t.Fatalf("the change was hidden: the old snapshot was served")
 				}
@@ -199,21 +197,14 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 				t.Fatal("typing into a second field was not recognised")
 			}
 			// The last snapshot no longer stands for the page.
-			snap, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantLine(t, snap.Text, `textbox "Quiet"`, "hello again")
-			wantLine(t, snap.Text, `textbox "Field"`, "elsewhere")
+			typed := take(t)
+			wantLine(t, typed.Text, `textbox "Quiet"`, "hello again")
+			wantLine(t, typed.Text, `textbox "Field"`, "elsewhere")
 			fill("#live", "abc")
 			if tab.OnlyTyped("abc") {
 				t.Fatal("typing that changed the page (a live message) was taken for typing only")
 			}
-			snap, err = tab.AISnapshot(ctx, session.SnapshotOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantText(t, snap.Text, "3 chars")
+			wantText(t, take(t).Text, "3 chars")
 			fill("#quiet", "other")
 			if tab.OnlyTyped("not what was typed") {
 				t.Fatal("a value that is not the typed text was taken for typing only")

@@ -401,12 +401,6 @@ func printDensity(w io.Writer, o options, rs []*densityResult) {
 	fmt.Fprintf(w, "\n%d sessions, %v per server, context isolation (navigate → snapshot → click); CPU-s and PSS by process role\n\n", o.sessions, o.duration)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "server\tsessions\trounds\terrors\tnavigate p95 ms\tsnapshot p95 ms\tclick p95 ms\tCPU-s/round\tchromium\tdriver\tserver\tPSS MiB/session\tchromium\tdriver\tserver\tRSS MiB/session\t")
-	p95 := func(r *densityResult, tool string) float64 {
-		if t := r.Tools[tool]; t != nil {
-			return t.P95ms
-		}
-		return 0
-	}
 	total := func(m map[role]float64) float64 { return m[roleChromium] + m[roleDriver] + m[roleServer] }
 	perSess := func(r *densityResult, kb int64) float64 {
 		if r.Connected == 0 {
@@ -416,7 +410,7 @@ func printDensity(w io.Writer, o options, rs []*densityResult) {
 	}
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.Server, r.Connected, r.Sessions, r.Loops, r.Errors,
-			p95(r, "browser_navigate"), p95(r, "browser_snapshot"), p95(r, "browser_click"),
+			r.p95("browser_navigate"), r.p95("browser_snapshot"), r.p95("browser_click"),
 			total(r.CPUPerRound), r.CPUPerRound[roleChromium], r.CPUPerRound[roleDriver], r.CPUPerRound[roleServer],
 			float64(r.PSSPerSess)/1024, perSess(r, r.PSSKB[roleChromium]), perSess(r, r.PSSKB[roleDriver]), perSess(r, r.PSSKB[roleServer]),
 			float64(r.RSSPerSessKB)/1024)
@@ -431,11 +425,11 @@ func printDensity(w io.Writer, o options, rs []*densityResult) {
 			return fmt.Sprintf("%.2f", x/y)
 		}
 		fmt.Fprintf(w, "\n%s/%s: rounds %s, navigate p95 %s, snapshot p95 %s, click p95 %s, CPU-s/round %s, PSS/session %s\n", a.Server, b.Server,
-			ratio(float64(a.Loops), float64(b.Loops)), ratio(p95(a, "browser_navigate"), p95(b, "browser_navigate")),
-			ratio(p95(a, "browser_snapshot"), p95(b, "browser_snapshot")), ratio(p95(a, "browser_click"), p95(b, "browser_click")),
+			ratio(float64(a.Loops), float64(b.Loops)), ratio(a.p95("browser_navigate"), b.p95("browser_navigate")),
+			ratio(a.p95("browser_snapshot"), b.p95("browser_snapshot")), ratio(a.p95("browser_click"), b.p95("browser_click")),
 			ratio(total(a.CPUPerRound), total(b.CPUPerRound)), ratio(float64(a.PSSPerSess), float64(b.PSSPerSess)))
 		if a.Server == "ours" && b.Server == "upstream" {
-			printDensityGoals(w, a, b, p95)
+			printDensityGoals(w, a, b)
 		}
 	}
 	fmt.Fprintln(w, "(upstream's single node process is both its server and its driver: counted as server)")
@@ -639,7 +633,7 @@ func measureMemory(ctx context.Context, o options, bin, work, pages, flags strin
 
 // printDensityGoals prints issue 16's goals for the 16-session loop, each
 // with our figure and pass or miss.
-func printDensityGoals(w io.Writer, ours, up *densityResult, p95 func(*densityResult, string) float64) {
+func printDensityGoals(w io.Writer, ours, up *densityResult) {
 	verdict := func(ok bool) string {
 		if ok {
 			return "pass"
@@ -650,11 +644,19 @@ func printDensityGoals(w io.Writer, ours, up *densityResult, p95 func(*densityRe
 	rounds := float64(ours.Loops) / float64(up.Loops)
 	fmt.Fprintf(w, "  rounds ≥ 3× upstream's: %.2f× — %s\n", rounds, verdict(rounds >= 3))
 	for _, tool := range []string{"browser_navigate", "browser_snapshot", "browser_click"} {
-		v := p95(ours, tool)
+		v := ours.p95(tool)
 		fmt.Fprintf(w, "  %s p95 ≤ 3 s: %.0f ms — %s\n", tool, v, verdict(v > 0 && v <= 3000))
 	}
 	if up.PSSPerSess > 0 {
 		pss := float64(ours.PSSPerSess) / float64(up.PSSPerSess)
 		fmt.Fprintf(w, "  PSS per session ≤ 0.5× upstream's: %.2f× — %s\n", pss, verdict(pss <= 0.5))
 	}
+}
+
+// p95 is the 95th percentile of a tool's call times, in ms (0 if none).
+func (r *densityResult) p95(tool string) float64 {
+	if t := r.Tools[tool]; t != nil {
+		return t.P95ms
+	}
+	return 0
 }
