@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/mxschmitt/playwright-go"
 )
 
 // Load waiting after a navigation: the page is usable at DOMContentLoaded;
@@ -75,11 +73,7 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.roundTrip(ctx)
 	}
 	if t.LastNavSeq() != navBefore {
-		dctx, cancel := context.WithTimeout(ctx, loadMax)
-		_ = run(dctx, t.g, "wait for the DOM", stopOn{modal: t}, func() error {
-			return t.p.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(loadMax.Milliseconds()))})
-		})
-		cancel()
+		t.pollUntil(ctx, loadMax, t.DOMReady)
 		t.waitLoaded(ctx)
 		return
 	}
@@ -108,16 +102,24 @@ func (t *Tab) waitLoaded(ctx context.Context) {
 	t.pollUntil(ctx, loadMax, func() bool { return t.Loaded() || t.NetQuietFor() >= loadQuiet })
 }
 
-// pollUntil checks done every few milliseconds until it holds, max passes,
-// ctx ends, a modal opens or the browser is lost.
+// pollUntil checks done at each change of the tab's load state or requests
+// and every 10 ms, until it holds, max passes, ctx ends, a modal opens or the
+// browser is lost.
 func (t *Tab) pollUntil(ctx context.Context, max time.Duration, done func() bool) {
 	deadline := time.NewTimer(max)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	modal := t.ModalOpened()
-	for !done() {
+	for {
+		// Take the wake channel before the check, so a change between
+		// the two still wakes us.
+		woken := t.woken()
+		if done() {
+			return
+		}
 		select {
+		case <-woken:
 		case <-ctx.Done():
 			return
 		case <-modal:

@@ -97,7 +97,7 @@ func (t *Tab) StillLoading() (frames, requests int) {
 
 // framesNotLoaded counts the tab's child frames that have not committed a
 // document yet (their server has not answered): snapshots do not wait for
-// them. It reads Playwright's local frame state; no browser call.
+// them. It reads the tab's event-kept state; no browser call.
 func (t *Tab) framesNotLoaded() int {
 	n := 0
 	for _, f := range t.p.Frames() {
@@ -105,9 +105,12 @@ func (t *Tab) framesNotLoaded() int {
 			continue
 		}
 		// An empty URL with DOMContentLoaded is a frame about to show
-		// its first document; without, its document never arrived. The
-		// check is local: a 1 ms waiter when the state is missing.
-		if f.WaitForLoadState(playwright.FrameWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(1)}) != nil {
+		// its first document; without, its document never arrived. A
+		// frame that was there before the tab was made counts as loaded.
+		t.mu.Lock()
+		dom, tracked := t.frameDOM[f]
+		t.mu.Unlock()
+		if tracked && !dom {
 			n++
 		}
 	}
@@ -189,25 +192,22 @@ func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) 
 // state ends the wait without an error (it is the outcome).
 func (t *Tab) waitDOM(ctx context.Context, op string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	mf := t.p.MainFrame()
 	missed := 0
 	for {
 		chunk := min(probeAfter, time.Until(deadline))
 		if chunk <= 0 {
 			return &TimeoutError{Op: op, Msg: fmt.Sprintf("the page did not finish loading within %s (its DOM never became ready)", limit.Round(time.Second)), Err: context.DeadlineExceeded}
 		}
-		ms := float64(chunk.Milliseconds())
-		// A local waiter on Playwright's load states (no browser call); the
-		// bound only guards against it never returning.
-		err := run(ctx, t.g, op, stopOn{modal: t, bound: chunk + time.Second}, func() error {
-			return mf.WaitForLoadState(playwright.FrameWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
-		})
-		var te *TimeoutError
+		// The tab's load state is kept from the driver's events: no
+		// browser call while waiting.
+		t.pollUntil(ctx, chunk, t.DOMReady)
 		switch {
-		case err == nil, errors.Is(err, ErrModal):
+		case t.DOMReady(), len(t.Modals()) > 0:
 			return nil
-		case !errors.As(err, &te) || ctx.Err() != nil:
-			return err
+		case t.g.Lost():
+			return fmt.Errorf("%s: %w", op, ErrBrowserGone)
+		case ctx.Err() != nil:
+			return ctx.Err()
 		}
 		if t.alive(ctx) {
 			missed = 0

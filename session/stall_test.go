@@ -79,6 +79,24 @@ func TestHostilePagesAnswerWithSentinels(t *testing.T) {
 		if err != nil || !strings.Contains(snap.Text, "An ordinary page.") {
 			t.Fatalf("snapshot after leaving the busy page: %v\n%v", err, snap)
 		}
+		// A same-document navigation is a navigation but keeps the
+		// document's DOMContentLoaded: nothing waits for it again.
+		nav := tab.LastNavSeq()
+		if !tab.DOMReady() {
+			t.Fatal("DOMReady() is false on a loaded page")
+		}
+		if _, err := tab.Evaluate(ctx, "() => history.pushState({}, '', '#moved')"); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(5 * time.Second); tab.LastNavSeq() == nav && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond) // the event may trail the call's answer
+		}
+		if !strings.HasSuffix(tab.URL(), "#moved") || tab.LastNavSeq() == nav {
+			t.Fatalf("pushState was not seen as a navigation: %s (nav %d → %d)", tab.URL(), nav, tab.LastNavSeq())
+		}
+		if !tab.DOMReady() {
+			t.Error("DOMReady() turned false on a same-document navigation")
+		}
 		return nil
 	})
 	if err != nil {

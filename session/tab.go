@@ -85,6 +85,11 @@ type Tab struct {
 	lastNav   int                        // seq at the last main-frame navigation
 	busy      bool                       // the main thread missed a liveness probe (page.go); cleared by a main-frame navigation
 	loadedNav int                        // lastNav when the load event last fired
+	docNav    int                        // lastNav at the last main-frame navigation to a new document
+	domNav    int                        // lastNav when DOMContentLoaded last fired in the main frame
+	newDoc    bool                       // the main frame's navigation being dispatched commits a new document
+	frameDOM  map[playwright.Frame]bool  // child frames attached since the tab was made → DOMContentLoaded seen
+	wakeCh    chan struct{}              // closed when the tab's load state or requests change (pollUntil)
 	reported  int                        // events up to this seq were already reported
 	inflight  map[playwright.Request]int // request → seq when it started
 	netAt     time.Time                  // last request start or end
@@ -112,7 +117,7 @@ func cut(s string) string {
 }
 
 func newTab(g *Generation, p playwright.Page, id int) *Tab {
-	t := &Tab{p: p, ID: id, g: g, inflight: map[playwright.Request]int{}}
+	t := &Tab{p: p, ID: id, g: g, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{}}
 	p.OnClose(func(playwright.Page) {
 		t.mu.Lock()
 		t.closed = true
@@ -168,6 +173,7 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.mu.Lock()
 		delete(t.inflight, r)
 		t.netAt = time.Now()
+		t.wakeLocked()
 		for i := len(t.requests) - 1; i >= 0; i-- {
 			if t.requests[i].Request == r {
 				t.requests[i].Status = status
@@ -187,6 +193,41 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		}
 		g.goOwned(func() { finish(r, f) })
 	})
+	// Load states are kept here from the driver's events, never asked of
+	// Playwright: its load-state waiters read the page's closed flag
+	// without a lock, a data race with the page closing.
+	on(p.MainFrame(), "navigated", func(ev map[string]any) {
+		_, isNew := ev["newDocument"]
+		t.mu.Lock()
+		t.newDoc = isNew
+		t.mu.Unlock()
+	})
+	p.OnDOMContentLoaded(func(playwright.Page) {
+		t.mu.Lock()
+		t.domNav = t.lastNav
+		t.wakeLocked()
+		t.mu.Unlock()
+	})
+	p.OnFrameAttached(func(f playwright.Frame) {
+		t.mu.Lock()
+		t.frameDOM[f] = false
+		t.mu.Unlock()
+		on(f, "loadstate", func(state string) {
+			if state != "domcontentloaded" {
+				return
+			}
+			t.mu.Lock()
+			if _, ok := t.frameDOM[f]; ok {
+				t.frameDOM[f] = true
+			}
+			t.mu.Unlock()
+		})
+	})
+	p.OnFrameDetached(func(f playwright.Frame) {
+		t.mu.Lock()
+		delete(t.frameDOM, f)
+		t.mu.Unlock()
+	})
 	p.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() != nil {
 			return
@@ -194,6 +235,10 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.mu.Lock()
 		t.seq++
 		t.lastNav = t.seq
+		if t.newDoc {
+			t.docNav, t.newDoc = t.lastNav, false
+		}
+		t.wakeLocked()
 		// Requests of the old document may never report an end.
 		clear(t.inflight)
 		// A new document: its title is unknown and its main thread has not
@@ -206,6 +251,7 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 	p.OnLoad(func(playwright.Page) {
 		t.mu.Lock()
 		t.loadedNav = t.lastNav
+		t.wakeLocked()
 		t.mu.Unlock()
 	})
 	p.OnDownload(func(d playwright.Download) {
@@ -408,6 +454,42 @@ func (t *Tab) LastNavSeq() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.lastNav
+}
+
+// DOMReady reports whether DOMContentLoaded fired in the current document
+// (a same-document navigation keeps it).
+func (t *Tab) DOMReady() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.domNav >= t.docNav
+}
+
+// on adds handler for a Playwright object's event the typed API does not
+// offer (a frame's "navigated" and "loadstate"); it runs on the dispatch
+// goroutine.
+func on(o any, event string, handler any) {
+	if e, ok := o.(interface{ On(string, any) }); ok {
+		e.On(event, handler)
+	}
+}
+
+// wakeLocked wakes pollUntil's waiters; t.mu is held.
+func (t *Tab) wakeLocked() {
+	if t.wakeCh != nil {
+		close(t.wakeCh)
+		t.wakeCh = nil
+	}
+}
+
+// woken returns a channel closed at the next change of the tab's load
+// state or requests.
+func (t *Tab) woken() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.wakeCh == nil {
+		t.wakeCh = make(chan struct{})
+	}
+	return t.wakeCh
 }
 
 // Loaded reports whether the load event fired for the current document.
