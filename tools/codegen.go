@@ -99,6 +99,20 @@ func (c *tabCall) codeSelector(el *session.Element, target string) string {
 	return sel
 }
 
+// codeSelectorBeside is codeSelector read beside an action that leaves its
+// element in place (typing into a field): the driver resolves the selector
+// while the action runs, which saves that round trip's time. The returned
+// function waits for it.
+func (c *tabCall) codeSelectorBeside(el *session.Element, target string) func() string {
+	if c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
+		sel := c.codeSelector(el, target)
+		return func() string { return sel }
+	}
+	done := make(chan string, 1)
+	go func() { done <- c.codeSelector(el, target) }()
+	return func() string { return <-done }
+}
+
 // lookupSecret is what to type for text (a secret's value for its name) and
 // how the code shows it.
 func (c *tabCall) lookupSecret(text string) (value, codeText string, secret bool) {

@@ -74,10 +74,27 @@ func typeText(c *tabCall) error {
 	}
 	// Text equal to a --secrets name is typed as the secret's value.
 	value, codeText, secret := c.lookupSecret(text)
-	sel := c.codeSelector(el, target)
+	submit := c.args.Bool("submit", false)
+	// The field stays where it is while text goes in; a submit may take
+	// it away, so then its selector is read before.
+	var codeSel func() string
+	if submit {
+		sel := c.codeSelector(el, target)
+		codeSel = func() string { return sel }
+	} else {
+		codeSel = c.codeSelectorBeside(el, target)
+	}
 	steps := []session.Step{el.Fill(value)}
 	if slowly {
 		steps = []session.Step{el.Type(value)}
+	}
+	c.typed = &value
+	if submit {
+		steps = append(steps, el.Press("Enter"))
+	}
+	err = c.act(steps...)
+	sel := codeSel()
+	if slowly {
 		// Upstream prints this line in TypeScript whatever --codegen says.
 		arg := codegen.Quote(text)
 		if secret {
@@ -87,12 +104,10 @@ func typeText(c *tabCall) error {
 	} else {
 		c.resp.Code().Action(codegen.Action{Name: "fill", Selector: sel, Text: codeText})
 	}
-	c.typed = &value
-	if c.args.Bool("submit", false) {
-		steps = append(steps, el.Press("Enter"))
+	if submit {
 		c.resp.Code().Action(codegen.Action{Name: "press", Selector: sel, Key: "Enter"})
 	}
-	return c.act(steps...)
+	return err
 }
 
 // maxKeyName bounds a browser_press_key key: the longest combination of
