@@ -195,7 +195,7 @@ func (t *Tab) applyUserAgent(ctx context.Context) error {
 	t.mu.Unlock()
 	if ua == "" {
 		// No device: keep the user agent the page has.
-		v, err := t.Evaluate(ctx, "() => navigator.userAgent")
+		v, err := t.Read(ctx, "() => navigator.userAgent")
 		if err != nil {
 			return fmt.Errorf("read the user agent: %w", err)
 		}
@@ -231,7 +231,7 @@ func (t *Tab) SetLocale(ctx context.Context, locale string) error {
 func (t *Tab) SetTimezone(ctx context.Context, tz string) error {
 	if tz != "" {
 		// Chromium takes unknown names without a word; its ICU knows better.
-		ok, err := t.Evaluate(ctx, `tz => { try { Intl.DateTimeFormat(undefined, { timeZone: tz }); return true } catch { return false } }`, tz)
+		ok, err := t.Read(ctx, `tz => { try { Intl.DateTimeFormat(undefined, { timeZone: tz }); return true } catch { return false } }`, tz)
 		if err == nil && ok == false {
 			return fmt.Errorf("timezone %q: %w", tz, ErrUnknownTimezone)
 		}

@@ -248,6 +248,13 @@ func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) 
 	return call(ctx, t.g, "evaluate", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
+// Read is Evaluate for a function that only reads the page (its size, the
+// user agent): the watch's base stands, so an unchanged page's next
+// snapshot is still the last one.
+func (t *Tab) Read(ctx context.Context, fn string, arg ...any) (any, error) {
+	return call(ctx, t.g, "read the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
+}
+
 // Close closes the tab, bounded by the action timeout: a page whose
 // renderer is frozen (a dialog in a popup of the same site) may never
 // confirm; the close goes on in the background and the tab leaves the list

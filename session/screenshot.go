@@ -67,7 +67,7 @@ func (e *Element) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, 
 // InnerSize is the size of the tab's window content (innerWidth,
 // innerHeight) in CSS pixels.
 func (t *Tab) InnerSize(ctx context.Context) (width, height float64, err error) {
-	v, err := t.Evaluate(ctx, `() => [innerWidth, innerHeight]`)
+	v, err := t.Read(ctx, `() => [innerWidth, innerHeight]`)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -140,6 +140,13 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			if again != first {
 				t.Fatalf("an unchanged page was snapshotted again")
 			}
+			// Reading the page (its size, for a screenshot) keeps the base.
+			if _, _, err := tab.InnerSize(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if read := take(t); read != first {
+				t.Fatalf("reading the page's size was followed by a new snapshot")
+			}
 			act(t, "#noop")
 			after := take(t)
 			if after != first {

@@ -215,7 +215,7 @@ func evaluateWithTimeout(c *tabCall) error {
 		_, terr := c.tab.CDP(c.ctx, "Runtime.terminateExecution", nil)
 		// Wait, bounded, until the page answers again.
 		wctx, wcancel := context.WithTimeout(c.ctx, stopWait)
-		_, _ = c.tab.Evaluate(wctx, "() => 0")
+		_, _ = c.tab.Read(wctx, "() => 0")
 		wcancel()
 		if terr != nil {
 			return fmt.Errorf("the function did not finish within %v and could not be stopped: %w", timeout, terr)
