@@ -197,9 +197,11 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 	// Playwright: its load-state waiters read the page's closed flag
 	// without a lock, a data race with the page closing.
 	on(p.MainFrame(), "navigated", func(ev map[string]any) {
+		// A failed navigation commits nothing (and is no framenavigated).
 		_, isNew := ev["newDocument"]
+		_, failed := ev["error"]
 		t.mu.Lock()
-		t.newDoc = isNew
+		t.newDoc = isNew && !failed
 		t.mu.Unlock()
 	})
 	p.OnDOMContentLoaded(func(playwright.Page) {
