@@ -204,12 +204,17 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.newDoc = isNew && !failed
 		t.mu.Unlock()
 	})
-	p.OnDOMContentLoaded(func(playwright.Page) {
-		t.mu.Lock()
-		t.domNav = t.lastNav
-		t.wakeLocked()
-		t.mu.Unlock()
-	})
+	// loaded notes, in at, that a load state was reached in the current
+	// document.
+	loaded := func(at *int) func(playwright.Page) {
+		return func(playwright.Page) {
+			t.mu.Lock()
+			*at = t.lastNav
+			t.wakeLocked()
+			t.mu.Unlock()
+		}
+	}
+	p.OnDOMContentLoaded(loaded(&t.domNav))
 	p.OnFrameAttached(func(f playwright.Frame) {
 		t.mu.Lock()
 		t.frameDOM[f] = false
@@ -250,12 +255,7 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.snapBase, t.settled = 0, nil
 		t.mu.Unlock()
 	})
-	p.OnLoad(func(playwright.Page) {
-		t.mu.Lock()
-		t.loadedNav = t.lastNav
-		t.wakeLocked()
-		t.mu.Unlock()
-	})
+	p.OnLoad(loaded(&t.loadedNav))
 	p.OnDownload(func(d playwright.Download) {
 		// Saved into the output directory under a name of our own, within
 		// the session's limits (downloads.go).
