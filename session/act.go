@@ -46,6 +46,12 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 			return nil
 		}
 		if te := (*TimeoutError)(nil); errors.As(err, &te) && te.Msg != "" {
+			// Playwright waited for the element, or for the page: a
+			// page that no longer answers is said to be busy, not
+			// blamed on the element.
+			if ctx.Err() == nil && !t.alive(ctx) {
+				return fmt.Errorf("%s: %w", s.op, ErrNotResponding)
+			}
 			te.Action = true
 		}
 		if err != nil && s.prefix != "" {

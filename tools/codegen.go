@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -85,13 +87,17 @@ var aiRef = regexp.MustCompile(`^(f\d+)?e\d+$`)
 // codeSelector is the Playwright selector of an element for the code
 // section, read before the action (the element may be gone after it).
 func (c *tabCall) codeSelector(el *session.Element, target string) string {
+	return c.codeSelectorIn(c.ctx, el, target)
+}
+
+func (c *tabCall) codeSelectorIn(ctx context.Context, el *session.Element, target string) string {
 	if c.env.Output.lang() == codegen.None {
 		return ""
 	}
 	if !aiRef.MatchString(target) {
 		return target
 	}
-	sel, err := el.Selector(c.ctx)
+	sel, err := el.Selector(ctx)
 	if err != nil {
 		c.env.Log.Debug().Err(err).Str("target", target).Msg("codegen: no selector")
 		return "aria-ref=" + target
@@ -102,16 +108,32 @@ func (c *tabCall) codeSelector(el *session.Element, target string) string {
 // codeSelectorBeside is codeSelector read beside an action that leaves its
 // element in place (typing into a field): the driver resolves the selector
 // while the action runs, which saves that round trip's time. The returned
-// function waits for it.
+// function waits for it, at most besideWait once the action is over (a
+// page the action left busy may never answer), then prints the ref.
 func (c *tabCall) codeSelectorBeside(el *session.Element, target string) func() string {
 	if c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
 		sel := c.codeSelector(el, target)
 		return func() string { return sel }
 	}
+	ctx, cancel := context.WithCancel(c.ctx)
 	done := make(chan string, 1)
-	go func() { done <- c.codeSelector(el, target) }()
-	return func() string { return <-done }
+	go func() { done <- c.codeSelectorIn(ctx, el, target) }()
+	return func() string {
+		defer cancel()
+		wait := time.NewTimer(besideWait)
+		defer wait.Stop()
+		select {
+		case sel := <-done:
+			return sel
+		case <-wait.C:
+			return "aria-ref=" + target
+		}
+	}
 }
+
+// besideWait bounds the wait for a selector resolved beside an action, once
+// the action is over; it takes a round trip or two.
+const besideWait = time.Second
 
 // lookupSecret is what to type for text (a secret's value for its name) and
 // how the code shows it.

@@ -22,6 +22,7 @@ import (
 //	/endless-frames.html    two iframes whose documents send headers and part of a body, then never end
 //	/busy-after-load.html   a page whose main thread loops forever just after its load event
 //	/busy-before-load.html  a page whose inline script loops forever before DOMContentLoaded
+//	/busy-on-input.html     a field whose input handler loops forever, and a disabled one
 //	/stalled-subresources.html  an image and an async script that never answer (DOMContentLoaded, no load)
 //	/plain.html             an ordinary page, to check the session is still usable
 type Hostile struct {
@@ -47,6 +48,7 @@ const (
 	HostileEndlessFrames  = "/endless-frames.html"
 	HostileBusyAfterLoad  = "/busy-after-load.html"
 	HostileBusyBeforeLoad = "/busy-before-load.html"
+	HostileBusyOnInput    = "/busy-on-input.html"
 	HostileStalledSub     = "/stalled-subresources.html"
 	HostilePlain          = "/plain.html"
 )
@@ -132,6 +134,8 @@ func (h *Hostile) page(w http.ResponseWriter, r *http.Request) {
 		doc = hostileDoc("Busy after load", `<p>This page stops answering after it loads.</p><script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 0));</script>`, "")
 	case HostileBusyBeforeLoad:
 		doc = hostileDoc("Busy before load", `<p>This page never finishes parsing.</p><script>for (;;) {}</script><p>Never parsed</p>`, "")
+	case HostileBusyOnInput:
+		doc = hostileDoc("Busy on input", `<label>Locked <input disabled></label><label>Trap <input oninput="for (;;) {}"></label>`, "")
 	case HostileStalledSub:
 		doc = hostileDoc("Stalled subresources", fmt.Sprintf(`<p>An image and a script that never arrive.</p><img alt="never" src="%s/never.png"><script async src="%s/never.js"></script>`, h.SilentURL, h.SilentURL), "")
 	case HostilePlain, "/":

@@ -72,8 +72,8 @@ func usable(t *testing.T, c *mcptest.Client, h *mcptest.Hostile) {
 }
 
 // TestHostilePagesDoNotStall: frames whose server never answers, frames
-// that never finish, subresources that never arrive and a main thread busy
-// forever each get an answer well before the timeouts they used to run
+// that never finish, subresources that never arrive, a main thread busy
+// forever and a field whose input handler never ends each get an answer well before the timeouts they used to run
 // into, with the content that is there or a message that says what
 // happened, and the session stays usable after each.
 func TestHostilePagesDoNotStall(t *testing.T) {
@@ -150,6 +150,36 @@ func TestHostilePagesDoNotStall(t *testing.T) {
 			wantIn(t, "snapshot", snap, "the page is not responding (its main thread is busy)", "browser_navigate")
 			wantNotIn(t, "snapshot", snap, "element may be hidden")
 		}
+		usable(t, c, h)
+	})
+
+	t.Run("typing into a disabled field, and into one whose script never ends", func(t *testing.T) {
+		out, isErr := within(t, c, 15*time.Second, "browser_navigate", map[string]any{"url": h.URL + mcptest.HostileBusyOnInput})
+		if isErr {
+			t.Fatalf("navigate failed:\n%s", out)
+		}
+		ref := func(name string) string {
+			m := regexp.MustCompile(`textbox "` + name + `" \[disabled\] \[ref=((?:f\d+)?e\d+)\]|textbox "` + name + `" \[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no %s field in:\n%s", name, out)
+			}
+			return m[1] + m[2]
+		}
+		locked, trap := ref("Locked"), ref("Trap")
+		// A field that never becomes editable is the element's fault,
+		// on a page that answers.
+		out, isErr = within(t, c, 20*time.Second, "browser_type", map[string]any{"element": "Locked", "target": locked, "text": "x"})
+		if !isErr {
+			t.Fatalf("typing into a disabled field succeeded?\n%s", out)
+		}
+		wantIn(t, "type into a disabled field", out, "disabled")
+		wantNotIn(t, "type into a disabled field", out, "not responding")
+		out, isErr = within(t, c, 20*time.Second, "browser_type", map[string]any{"element": "Trap", "target": trap, "text": "x"})
+		if !isErr {
+			t.Fatalf("typing into a field whose handler never ends succeeded?\n%s", out)
+		}
+		wantIn(t, "type", out, "not responding", "browser_navigate")
+		wantNotIn(t, "type", out, "element may be hidden")
 		usable(t, c, h)
 	})
 
