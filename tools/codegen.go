@@ -106,8 +106,10 @@ func (c *tabCall) codeSelectorIn(ctx context.Context, el *session.Element, targe
 }
 
 // codeSelectorBeside is codeSelector read beside an action that leaves its
-// element in place (typing into a field): the driver resolves the selector
-// while the action runs, which saves that round trip's time. The returned
+// element in place (typing into a field) or changes the page only once the
+// selector is resolved (a click presses after two animation frames): the
+// driver resolves the selector while the action runs, which saves that
+// round trip's time. The returned
 // function waits for it, at most besideWait once the action is over (a
 // page the action left busy may never answer), then prints the ref.
 func (c *tabCall) codeSelectorBeside(el *session.Element, target string) func() string {

@@ -46,13 +46,17 @@ func click(c *tabCall) error {
 	if c.args.Bool("doubleClick", false) {
 		count = 2
 	}
-	c.resp.Code().Action(codegen.Action{Name: "click", Selector: c.codeSelector(el, target),
-		Button: c.args.String("button", "left"), Modifiers: c.args.Strings("modifiers"), ClickCount: count})
-	return c.act(el.Click(session.ClickOptions{
+	// Playwright presses only after the element has been stable for two
+	// animation frames: the selector is resolved well before that.
+	codeSel := c.codeSelectorBeside(el, target)
+	err = c.act(el.Click(session.ClickOptions{
 		Button:    c.args.String("button", "left"),
 		Modifiers: c.args.Strings("modifiers"),
 		Double:    c.args.Bool("doubleClick", false),
 	}))
+	c.resp.Code().Action(codegen.Action{Name: "click", Selector: codeSel(),
+		Button: c.args.String("button", "left"), Modifiers: c.args.Strings("modifiers"), ClickCount: count})
+	return err
 }
 
 // maxTypeText bounds text typed or filled in one call.
