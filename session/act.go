@@ -49,7 +49,7 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 			// Playwright waited for the element, or for the page: a
 			// page that no longer answers is said to be busy, not
 			// blamed on the element.
-			if ctx.Err() == nil && !t.alive(ctx) {
+			if !t.alive(ctx) { // the end of ctx is no verdict: alive says true
 				return fmt.Errorf("%s: %w", s.op, ErrNotResponding)
 			}
 			te.Action = true

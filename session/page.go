@@ -245,14 +245,18 @@ func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) 
 	// A script can change what the watch does not see (style rules, a
 	// custom element's internals): the next snapshot is taken afresh.
 	defer t.invalidateWatch()
-	return call(ctx, t.g, "evaluate", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
+	return t.evaluate(ctx, "evaluate", fn, arg...)
 }
 
 // Read is Evaluate for a function that only reads the page (its size, the
 // user agent): the watch's base stands, so an unchanged page's next
 // snapshot is still the last one.
 func (t *Tab) Read(ctx context.Context, fn string, arg ...any) (any, error) {
-	return call(ctx, t.g, "read the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
+	return t.evaluate(ctx, "read the page", fn, arg...)
+}
+
+func (t *Tab) evaluate(ctx context.Context, op, fn string, arg ...any) (any, error) {
+	return call(ctx, t.g, op, stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
 // Close closes the tab, bounded by the action timeout: a page whose

@@ -87,7 +87,6 @@ type Tab struct {
 	loadedNav int                        // lastNav when the load event last fired
 	docNav    int                        // lastNav at the last main-frame navigation to a new document
 	domNav    int                        // lastNav when DOMContentLoaded last fired in the main frame
-	newDoc    bool                       // the main frame's navigation being dispatched commits a new document
 	frameDOM  map[playwright.Frame]bool  // child frames attached since the tab was made → DOMContentLoaded seen
 	wakeCh    chan struct{}              // closed when the tab's load state or requests change (pollUntil)
 	reported  int                        // events up to this seq were already reported
@@ -196,14 +195,6 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 	// Load states are kept here from the driver's events, never asked of
 	// Playwright: its load-state waiters read the page's closed flag
 	// without a lock, a data race with the page closing.
-	on(p.MainFrame(), "navigated", func(ev map[string]any) {
-		// A failed navigation commits nothing (and is no framenavigated).
-		_, isNew := ev["newDocument"]
-		_, failed := ev["error"]
-		t.mu.Lock()
-		t.newDoc = isNew && !failed
-		t.mu.Unlock()
-	})
 	// loaded notes, in at, that a load state was reached in the current
 	// document.
 	loaded := func(at *int) func(playwright.Page) {
@@ -235,15 +226,18 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		delete(t.frameDOM, f)
 		t.mu.Unlock()
 	})
-	p.OnFrameNavigated(func(f playwright.Frame) {
-		if f.ParentFrame() != nil {
-			return
+	// The main frame's own event (what the page's framenavigated is made
+	// from) also says whether a new document was committed.
+	on(p.MainFrame(), "navigated", func(ev map[string]any) {
+		if _, failed := ev["error"]; failed {
+			return // a failed navigation commits nothing
 		}
+		_, newDoc := ev["newDocument"]
 		t.mu.Lock()
 		t.seq++
 		t.lastNav = t.seq
-		if t.newDoc {
-			t.docNav, t.newDoc = t.lastNav, false
+		if newDoc {
+			t.docNav = t.lastNav
 		}
 		t.wakeLocked()
 		// Requests of the old document may never report an end.

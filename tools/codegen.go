@@ -100,20 +100,25 @@ func (c *tabCall) codeSelectorIn(ctx context.Context, el *session.Element, targe
 	sel, err := el.Selector(ctx)
 	if err != nil {
 		c.env.Log.Debug().Err(err).Str("target", target).Msg("codegen: no selector")
-		return "aria-ref=" + target
+		return refSelector(target)
 	}
 	return sel
 }
 
-// codeSelectorBeside is codeSelector read beside an action that leaves its
-// element in place (typing into a field) or changes the page only once the
-// selector is resolved (a click presses after two animation frames): the
-// driver resolves the selector while the action runs, which saves that
-// round trip's time. The returned
-// function waits for it, at most besideWait once the action is over (a
-// page the action left busy may never answer), then prints the ref.
-func (c *tabCall) codeSelectorBeside(el *session.Element, target string) func() string {
-	if c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
+// refSelector is the code's selector for a ref whose locator could not be
+// resolved.
+func refSelector(ref string) string { return "aria-ref=" + ref }
+
+// codeSelectorLater is codeSelector for an action about to run. With
+// beside, for an action that leaves its element in place (typing into a
+// field) or changes the page only once the selector is resolved (a click
+// presses after two animation frames), the driver resolves the selector
+// while the action runs, which saves that round trip's time; otherwise it
+// is read now. The returned function gives the selector, waiting at most
+// besideWait once the action is over (a page the action left busy may
+// never answer) before printing the ref.
+func (c *tabCall) codeSelectorLater(el *session.Element, target string, beside bool) func() string {
+	if !beside || c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
 		sel := c.codeSelector(el, target)
 		return func() string { return sel }
 	}
@@ -128,7 +133,7 @@ func (c *tabCall) codeSelectorBeside(el *session.Element, target string) func() 
 		case sel := <-done:
 			return sel
 		case <-wait.C:
-			return "aria-ref=" + target
+			return refSelector(target)
 		}
 	}
 }

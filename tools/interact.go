@@ -48,7 +48,7 @@ func click(c *tabCall) error {
 	}
 	// Playwright presses only after the element has been stable for two
 	// animation frames: the selector is resolved well before that.
-	codeSel := c.codeSelectorBeside(el, target)
+	codeSel := c.codeSelectorLater(el, target, true)
 	err = c.act(el.Click(session.ClickOptions{
 		Button:    c.args.String("button", "left"),
 		Modifiers: c.args.Strings("modifiers"),
@@ -81,13 +81,7 @@ func typeText(c *tabCall) error {
 	submit := c.args.Bool("submit", false)
 	// The field stays where it is while text goes in; a submit may take
 	// it away, so then its selector is read before.
-	var codeSel func() string
-	if submit {
-		sel := c.codeSelector(el, target)
-		codeSel = func() string { return sel }
-	} else {
-		codeSel = c.codeSelectorBeside(el, target)
-	}
+	codeSel := c.codeSelectorLater(el, target, !submit)
 	steps := []session.Step{el.Fill(value)}
 	if slowly {
 		steps = []session.Step{el.Type(value)}
