@@ -3,9 +3,10 @@ package cdpproxy
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
+// TestMain applies the test tiers' rules (internal/testtier): in -short,
+// nothing may start node, npm or Chromium; goroutines must not outlive
+// the tests.
+func TestMain(m *testing.M) { testtier.Main(m) }

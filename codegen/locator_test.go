@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,31 +85,47 @@ func TestAsLocatorKnown(t *testing.T) {
 	}
 }
 
-// TestAsLocatorMatchesPlaywright prints every selector in every language
+// TestAsLocatorMatchesPlaywright compares every selector in every language
 // with Playwright's own asLocator (from @playwright/mcp 0.0.83's
-// playwright-core, run by node) and compares.
+// playwright-core, run by node), as recorded in
+// testdata/upstream/aslocator.json (re-recorded by the upstream task).
 func TestAsLocatorMatchesPlaywright(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node not found: install Node.js 20 (Debian: apt-get install nodejs npm)")
+	type recording struct {
+		Selectors []string            `json:"selectors"`
+		Locators  map[string][]string `json:"locators"` // language → one per selector
 	}
-	log := &mcptest.SyncBuffer{}
-	cli, err := mcptest.InstallUpstream(context.Background(), "", mcptest.UpstreamDir(), log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	bundle := filepath.Join(filepath.Dir(cli), "..", "..", "playwright-core", "lib", "coreBundle.js")
-	in, _ := json.Marshal(selectors)
-	script := `const iso = require(process.argv[1]).iso; const sels = JSON.parse(process.argv[2]); const out = {};
+	raw := mcptest.Recorded(t, "aslocator.json", func() string {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			t.Fatal("node not found: install Node.js 20 (Debian: apt-get install nodejs npm)")
+		}
+		log := &mcptest.SyncBuffer{}
+		cli, err := mcptest.InstallUpstream(context.Background(), "", mcptest.UpstreamDir(), log)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		bundle := filepath.Join(filepath.Dir(cli), "..", "..", "playwright-core", "lib", "coreBundle.js")
+		in, _ := json.Marshal(selectors)
+		script := `const iso = require(process.argv[1]).iso; const sels = JSON.parse(process.argv[2]); const out = {};
 for (const l of ["javascript", "python", "java", "csharp"]) out[l] = sels.map(s => iso.asLocator(l, s));
 process.stdout.write(JSON.stringify(out));`
-	b, err := exec.Command(node, "-e", script, bundle, string(in)).Output()
-	if err != nil {
-		t.Fatalf("node: %v", err)
+		b, err := exec.Command(node, "-e", script, bundle, string(in)).Output()
+		if err != nil {
+			t.Fatalf("node: %v", err)
+		}
+		rec := recording{Selectors: selectors}
+		if err := json.Unmarshal(b, &rec.Locators); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.MarshalIndent(rec, "", "  ")
+		return string(out) + "\n"
+	})
+	var rec recording
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		t.Fatalf("testdata/upstream/aslocator.json: %v", err)
 	}
-	var want map[string][]string
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
+	if !slices.Equal(rec.Selectors, selectors) {
+		t.Fatal("the selectors changed since upstream's output was recorded: go tool -modfile=tools.mod task upstream")
 	}
 	for _, l := range langs {
 		key := string(l)
@@ -116,8 +133,8 @@ process.stdout.write(JSON.stringify(out));`
 			key = "javascript"
 		}
 		for i, sel := range selectors {
-			if got := codegen.AsLocator(l, sel); got != want[key][i] {
-				t.Errorf("%s %s\n got %s\nwant %s", l, strings.ReplaceAll(sel, "\n", `\n`), got, want[key][i])
+			if got := codegen.AsLocator(l, sel); got != rec.Locators[key][i] {
+				t.Errorf("%s %s\n got %s\nwant %s", l, strings.ReplaceAll(sel, "\n", `\n`), got, rec.Locators[key][i])
 			}
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/progress"
 )
 
@@ -134,6 +136,7 @@ func TestInstallProgressLines(t *testing.T) {
 }
 
 func TestProbeVersion(t *testing.T) {
+	testtier.BrowserTier(t)
 	tmp := t.TempDir()
 	script := func(name, body string, mode os.FileMode) string {
 		p := filepath.Join(tmp, name)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -175,6 +177,7 @@ func TestShimRefusesAnOrphan(t *testing.T) {
 // launched runs: the browser goes with the driver's pipe. Everything ran in
 // the driver's private TMPDIR, which Close removes.
 func TestBrowserDiesWithDriver(t *testing.T) {
+	testtier.BrowserTier(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
 	d := Start(Options{}, false)
 	defer d.Close()
@@ -240,6 +243,7 @@ func TestBrowserDiesWithDriver(t *testing.T) {
 // but the start has not finished: Close waits for the start and stops what
 // it started; nothing is left.
 func TestCloseDuringStart(t *testing.T) {
+	testtier.BrowserTier(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
 	for _, tc := range []struct {
 		name     string
@@ -329,6 +333,7 @@ func holdStdin(pid int) (int, error) {
 // browser: both die with it, even with the driver's stdin held open
 // elsewhere, and its temp dir reads as stale.
 func TestDriverDiesWithItsProcess(t *testing.T) {
+	testtier.BrowserTier(t)
 	needSetpriv(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDriverHelperProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"=1", "PLAYWRIGHT_NODEJS_PATH="+nodeFromEnv)

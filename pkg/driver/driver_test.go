@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -87,6 +89,7 @@ func TestInstallFromUnreachableRegistry(t *testing.T) {
 // Get starts one new driver shared by concurrent callers. Without a death,
 // Get never starts another.
 func TestRestartAfterDeath(t *testing.T) {
+	testtier.BrowserTier(t)
 	// Install and Start export PLAYWRIGHT_NODEJS_PATH; earlier tests leave a
 	// fake node there.
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
@@ -178,6 +181,7 @@ func TestVersionShim(t *testing.T) {
 // TestShimIsPerRun starts the real driver twice: the environment names the
 // real node between runs, so the second run does not wrap the first's shim.
 func TestShimIsPerRun(t *testing.T) {
+	testtier.BrowserTier(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", "") // node on PATH
 	o := Options{}.Resolved()
 	if _, err := os.Stat(o.CLIPath()); err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // TestDriverRunsWithNodeFlags starts the real driver and reads the flags
@@ -14,6 +16,7 @@ import (
 // NodeFlagsEnv, none, and a bad value that fails with a clear error before
 // anything starts.
 func TestDriverRunsWithNodeFlags(t *testing.T) {
+	testtier.BrowserTier(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
 	if _, err := os.Stat(Options{}.Resolved().CLIPath()); err != nil {
 		t.Fatalf("driver not installed (run `go run ./cmd/cloakbrowser-mcp install --driver-only`): %v", err)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 )
 
@@ -45,6 +48,17 @@ type Options struct {
 	// ClientName is the name the client gives in initialize. If empty,
 	// "cloakbrowser-mcp-embed".
 	ClientName string
+	// ProtocolVersion pins the MCP protocol version the client speaks. If
+	// empty, mcp-go's default.
+	ProtocolVersion string
+	// Config configures a Start server instead of Args and Env. If nil,
+	// Args and Env are parsed as the binary parses its flags and environment.
+	Config *config.Config
+	// Driver is a Playwright driver a Start server uses instead of starting
+	// its own, and leaves running when it closes: a program or test binary
+	// that runs many servers starts one driver (driver.Start) and passes it
+	// to each. If nil, each server starts and stops its own.
+	Driver *driver.Driver
 }
 
 func (o Options) initTimeout() time.Duration {
@@ -64,6 +78,16 @@ type ConnectOptions struct {
 	// ClientName is the name the client gives in initialize. If empty,
 	// "cloakbrowser-mcp-embed".
 	ClientName string
+	// ProtocolVersion pins the MCP protocol version. If empty, mcp-go's
+	// default negotiation (2026-07-28 first, which has no HTTP sessions).
+	ProtocolVersion string
+	// HTTPClient is the base HTTP client (e.g. one that trusts a test
+	// certificate). If nil, a client over http.DefaultTransport.
+	HTTPClient *http.Client
+	// InitializeMeta, if set, is sent as the initialize request's _meta:
+	// per-session settings such as
+	// {"io.github.swimmwatch/cloakbrowser-mcp": {"cdpEnabled": true}}.
+	InitializeMeta map[string]any
 }
 
 // ErrClosed is returned by calls on a closed Client.
@@ -75,12 +99,18 @@ type Client struct {
 	mcp *client.Client
 	// Server is the server's name and version from initialize.
 	Server mcp.Implementation
-	log    *tailBuffer
+	// Init is the whole initialize result (protocol version, capabilities).
+	Init *mcp.InitializeResult
+	// Pid is the server process's id (StartCommand); 0 for Start and Connect.
+	Pid int
+	log *tailBuffer
 
 	closeOnce sync.Once
 	closeErr  error
 	closeFn   func() error
 	closed    chan struct{}
+
+	http *transport.StreamableHTTP // Connect only
 
 	mu    sync.Mutex
 	after []func() error // OnClose functions
@@ -251,12 +281,17 @@ func (c *Client) Screenshot(ctx context.Context) ([]byte, error) {
 	return r.Images[0].Data, nil
 }
 
-func initialize(ctx context.Context, c *client.Client, name string) (*mcp.InitializeResult, error) {
+// initialize runs the handshake, asking for protocol (if empty, the newest
+// revision mcp-go speaks).
+func initialize(ctx context.Context, c *client.Client, name, protocol string) (*mcp.InitializeResult, error) {
 	if name == "" {
 		name = "cloakbrowser-mcp-embed"
 	}
+	if protocol == "" {
+		protocol = mcp.LATEST_PROTOCOL_VERSION
+	}
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ProtocolVersion = protocol
 	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: server.Version}
 	return c.Initialize(ctx, req)
 }
@@ -266,15 +301,21 @@ func initialize(ctx context.Context, c *client.Client, name string) (*mcp.Initia
 // server's browser is launched by the first browser call.
 func Start(ctx context.Context, o Options) (*Client, error) {
 	log := newTailBuffer(o.Log)
-	getenv := envLookup(o.Env)
-	cfg, rest, err := config.Load(o.Args, getenv, nil)
-	if err != nil {
-		return nil, fmt.Errorf("server flags: %w", err)
+	var cfg config.Config
+	if o.Config != nil {
+		cfg = *o.Config
+	} else {
+		var rest []string
+		var err error
+		cfg, rest, err = config.Load(o.Args, envLookup(o.Env), nil)
+		if err != nil {
+			return nil, fmt.Errorf("server flags: %w", err)
+		}
+		if len(rest) > 0 {
+			return nil, fmt.Errorf("server flags: unexpected argument %q", rest[0])
+		}
 	}
-	if len(rest) > 0 {
-		return nil, fmt.Errorf("server flags: unexpected argument %q", rest[0])
-	}
-	s, err := server.New(cfg, server.Options{Log: log})
+	s, err := server.New(cfg, server.Options{Log: log, Driver: o.Driver})
 	if err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
@@ -295,19 +336,19 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	if err := tr.Start(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("start client: %w", err), stop())
 	}
-	mc := client.NewClient(tr)
+	mc := client.NewClient(tr, clientOptions(o.ProtocolVersion)...)
 	c := &Client{mcp: mc, log: log, closed: make(chan struct{})}
 	c.closeFn = func() error { return errors.Join(ignoreClosed(mc.Close()), stop()) }
-	if err := c.init(ctx, o.initTimeout(), o.ClientName); err != nil {
+	if err := c.init(ctx, o.initTimeout(), o.ClientName, o.ProtocolVersion); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Client) init(ctx context.Context, timeout time.Duration, name string) error {
+func (c *Client) init(ctx context.Context, timeout time.Duration, name, protocol string) error {
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := initialize(ictx, c.mcp, name)
+	res, err := initialize(ictx, c.mcp, name, protocol)
 	if err != nil {
 		_ = c.Close()
 		msg := fmt.Sprintf("initialize: %v", err)
@@ -316,8 +357,15 @@ func (c *Client) init(ctx context.Context, timeout time.Duration, name string) e
 		}
 		return errors.New(msg)
 	}
-	c.Server = res.ServerInfo
+	c.Server, c.Init = res.ServerInfo, res
 	return nil
+}
+
+func clientOptions(protocol string) []client.ClientOption {
+	if protocol == "" {
+		return nil
+	}
+	return []client.ClientOption{client.WithProtocolVersion(protocol)}
 }
 
 // StartCommand spawns name with o.Args as a stdio MCP server — this
@@ -345,8 +393,11 @@ func StartCommand(ctx context.Context, name string, o Options) (*Client, error) 
 	if err := tr.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	mc := client.NewClient(tr)
+	mc := client.NewClient(tr, clientOptions(o.ProtocolVersion)...)
 	c := &Client{mcp: mc, log: log, closed: make(chan struct{})}
+	if cmd != nil && cmd.Process != nil {
+		c.Pid = cmd.Process.Pid
+	}
 	c.closeFn = func() error {
 		err := ignoreClosed(mc.Close())
 		if cmd != nil && cmd.Process != nil {
@@ -354,7 +405,7 @@ func StartCommand(ctx context.Context, name string, o Options) (*Client, error) 
 		}
 		return err
 	}
-	if err := c.init(ctx, o.initTimeout(), o.ClientName); err != nil {
+	if err := c.init(ctx, o.initTimeout(), o.ClientName, o.ProtocolVersion); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	return c, nil
@@ -362,30 +413,101 @@ func StartCommand(ctx context.Context, name string, o Options) (*Client, error) 
 
 // Connect joins the Streamable HTTP MCP endpoint at url (e.g.
 // http://127.0.0.1:3000/mcp) and returns a Client with a session of its
-// own. Close ends the session, not the server.
+// own. Close ends the session (DELETE, with the same headers), not the
+// server.
 func Connect(ctx context.Context, url string, o ConnectOptions) (*Client, error) {
-	var opts []transport.StreamableHTTPCOption
-	if len(o.Headers) > 0 {
-		opts = append(opts, transport.WithHTTPHeaders(o.Headers))
+	hc := http.Client{}
+	if o.HTTPClient != nil {
+		hc = *o.HTTPClient
 	}
-	tr, err := transport.NewStreamableHTTP(url, opts...)
+	if hc.Transport == nil {
+		hc.Transport = http.DefaultTransport
+	}
+	// A RoundTripper rather than mcp-go's header option: that one is not
+	// applied to the DELETE that ends the session.
+	if len(o.Headers) > 0 {
+		hc.Transport = headers{h: o.Headers, next: hc.Transport}
+	}
+	if o.InitializeMeta != nil {
+		hc.Transport = initMeta{meta: o.InitializeMeta, next: hc.Transport}
+	}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(&hc))
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", url, err)
 	}
 	if err := tr.Start(ctx); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", url, err)
 	}
-	mc := client.NewClient(tr)
-	c := &Client{mcp: mc, log: newTailBuffer(nil), closed: make(chan struct{})}
+	mc := client.NewClient(tr, clientOptions(o.ProtocolVersion)...)
+	c := &Client{mcp: mc, log: newTailBuffer(nil), closed: make(chan struct{}), http: tr}
 	c.closeFn = func() error { return ignoreClosed(mc.Close()) }
 	timeout := o.InitTimeout
 	if timeout <= 0 {
 		timeout = DefaultInitTimeout
 	}
-	if err := c.init(ctx, timeout, o.ClientName); err != nil {
+	if err := c.init(ctx, timeout, o.ClientName, o.ProtocolVersion); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", url, err)
 	}
 	return c, nil
+}
+
+// SessionID is the Mcp-Session-Id the server assigned to a Connect client
+// ("" for Start and StartCommand, and for protocol revisions without HTTP
+// sessions).
+func (c *Client) SessionID() string {
+	if c.http == nil {
+		return ""
+	}
+	return c.http.GetSessionId()
+}
+
+// headers sets fixed headers on every request.
+type headers struct {
+	h    map[string]string
+	next http.RoundTripper
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header.Set(k, v)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// initMeta adds _meta to the params of an initialize request (mcp-go's
+// client has no field for it).
+type initMeta struct {
+	meta map[string]any
+	next http.RoundTripper
+}
+
+func (m initMeta) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return m.next.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var msg map[string]any
+	if json.Unmarshal(body, &msg) == nil && msg["method"] == string(mcp.MethodInitialize) {
+		params, _ := msg["params"].(map[string]any)
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = m.meta
+		msg["params"] = params
+		if body, err = json.Marshal(msg); err != nil {
+			return nil, err
+		}
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return m.next.RoundTrip(r)
 }
 
 func ignoreClosed(err error) error {

@@ -3,11 +3,16 @@ package embed_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/smoke"
@@ -43,7 +48,7 @@ func ExampleStart() {
 		log.Fatal(err)
 	}
 	fmt.Println(strings.Contains(res.Text, `button "Clicked"`))
-	// Output:
+	// Prints (TestExamples runs it; examples with an Output comment would run in the unit tier too):
 	// true
 	// true
 }
@@ -74,5 +79,45 @@ steps:
 		log.Fatal(err)
 	}
 	fmt.Println(res.Status, len(res.Steps))
-	// Output: passed 2
+	// Prints (TestExamples runs it): passed 2
+}
+
+// TestExamples runs the examples, which start a browser, in the browser
+// tier and checks what they print (as an Output comment would, but an
+// example with one also runs under -short).
+func TestExamples(t *testing.T) {
+	testtier.BrowserTier(t)
+	for _, ex := range []struct {
+		name string
+		run  func()
+		want string
+	}{
+		{"Start", ExampleStart, "true\ntrue\n"},
+		{"smokeRun", Example_smokeRun, "passed 2\n"},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			if got := captureStdout(t, ex.run); got != ex.want {
+				t.Fatalf("Example%s printed %q, want %q", ex.name, got, ex.want)
+			}
+		})
+	}
+}
+
+// captureStdout runs fn with os.Stdout redirected and returns what it wrote.
+func captureStdout(t *testing.T, fn func()) string {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stdout = saved }()
+	fn()
+	_ = w.Close()
+	return <-done
 }

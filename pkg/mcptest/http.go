@@ -2,12 +2,10 @@ package mcptest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,11 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 )
 
@@ -71,6 +68,7 @@ func (h *HTTPServer) Stop() error {
 // StartHTTP runs the server in this process over Streamable HTTP.
 func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	t.Helper()
+	drv := SharedDriver(t)
 	var cfg config.Config
 	if o.Config != nil {
 		cfg = *o.Config
@@ -84,7 +82,7 @@ func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	cfg.Transport = config.TransportHTTP
 	cfg.HTTP.Port = 0
 	stderr := &SyncBuffer{}
-	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true})
+	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true, Driver: drv})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}
@@ -132,6 +130,7 @@ func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 // learns its address from the "serving MCP over streamable HTTP" log line.
 func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 	t.Helper()
+	BrowserTier(t)
 	stderr := &SyncBuffer{}
 	args := append([]string{"--transport", "streamable-http", "--port", "0"}, o.Args...)
 	cmd := exec.Command(bin, args...)
@@ -226,109 +225,35 @@ type HTTPClient struct {
 	*Client
 	// SessionID is the Mcp-Session-Id the server assigned.
 	SessionID string
-	// Transport is the client's transport.
-	Transport *transport.StreamableHTTP
 }
 
-// bearer adds a token to every request: mcp-go's header options are not
-// applied to the DELETE that ends a session.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
-// initMeta adds _meta to the params of an initialize request.
-type initMeta struct {
-	meta map[string]any
-	next http.RoundTripper
-}
-
-func (m initMeta) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || r.Body == nil {
-		return m.next.RoundTrip(r)
-	}
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	var msg map[string]any
-	if json.Unmarshal(body, &msg) == nil && msg["method"] == string(mcp.MethodInitialize) {
-		params, _ := msg["params"].(map[string]any)
-		if params == nil {
-			params = map[string]any{}
-		}
-		params["_meta"] = m.meta
-		msg["params"] = params
-		if body, err = json.Marshal(msg); err != nil {
-			return nil, err
-		}
-	}
-	r = r.Clone(r.Context())
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return m.next.RoundTrip(r)
-}
-
-// TryConnect starts and initializes a client, returning the error instead of
-// failing the test. The caller closes the client.
+// TryConnect starts and initializes a client (embed.Connect), returning the
+// error instead of failing the test. The caller closes the client.
 func (h *HTTPServer) TryConnect(o ConnectOptions) (*HTTPClient, error) {
-	base := h.HTTPClient
-	if base == nil {
-		base = &http.Client{}
+	version := o.ProtocolVersion
+	switch version {
+	case "":
+		version = mcp.ProtocolVersion20251125
+	case Negotiate:
+		version = ""
 	}
-	hc := *base
-	if hc.Transport == nil {
-		hc.Transport = http.DefaultTransport
+	eo := embed.ConnectOptions{
+		ProtocolVersion: version, HTTPClient: h.HTTPClient, InitializeMeta: o.InitializeMeta,
+		InitTimeout: o.Timeout, ClientName: "mcptest",
+	}
+	if eo.InitTimeout == 0 {
+		eo.InitTimeout = 30 * time.Second
 	}
 	if o.Token != "" {
-		hc.Transport = bearer{token: o.Token, next: hc.Transport}
+		eo.Headers = map[string]string{"Authorization": "Bearer " + o.Token}
 	}
-	if o.InitializeMeta != nil {
-		hc.Transport = initMeta{meta: o.InitializeMeta, next: hc.Transport}
-	}
-	tr, err := transport.NewStreamableHTTP(h.URL, transport.WithHTTPBasicClient(&hc))
-	if err != nil {
-		return nil, err
-	}
-	version := o.ProtocolVersion
-	if version == "" {
-		version = mcp.ProtocolVersion20251125
-	}
-	var copts []client.ClientOption
-	if version != Negotiate {
-		copts = append(copts, client.WithProtocolVersion(version))
-	}
-	c := client.NewClient(tr, copts...)
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	start := time.Now()
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	req := mcp.InitializeRequest{}
-	if version != Negotiate {
-		req.Params.ProtocolVersion = version
-	}
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "1"}
-	init, err := c.Initialize(ctx, req)
+	e, err := embed.Connect(context.Background(), h.URL, eo)
 	if err != nil {
-		_ = c.Close()
 		return nil, err
 	}
-	tc := &Client{Client: c, Init: init, InitDuration: time.Since(start), Stderr: h.Stderr, closeFn: c.Close}
-	return &HTTPClient{Client: tc, SessionID: tr.GetSessionId(), Transport: tr}, nil
+	tc := &Client{Client: e.MCP(), E: e, Init: e.Init, InitDuration: time.Since(start), Stderr: h.Stderr}
+	return &HTTPClient{Client: tc, SessionID: e.SessionID()}, nil
 }
 
 // Connect is TryConnect that fails the test on error and closes the client

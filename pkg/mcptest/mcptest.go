@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,13 +26,13 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -54,6 +53,7 @@ var (
 // path. Set CLOAKBROWSER_MCP_BINARY to use an already built binary.
 func Binary(t testing.TB) string {
 	t.Helper()
+	BrowserTier(t)
 	if p := os.Getenv("CLOAKBROWSER_MCP_BINARY"); p != "" {
 		return p
 	}
@@ -68,6 +68,7 @@ func Binary(t testing.TB) string {
 			return
 		}
 		_ = driver.MarkOwned(dir)
+		testtier.AtEnd(RemoveBinary)
 		buildPath = filepath.Join(dir, "cloakbrowser-mcp")
 		out, err := exec.Command("go", "build", "-o", buildPath, MainPackage).CombinedOutput()
 		if err != nil {
@@ -80,7 +81,8 @@ func Binary(t testing.TB) string {
 	return buildPath
 }
 
-// RemoveBinary deletes the binary Binary built; call it from TestMain.
+// RemoveBinary deletes the binary Binary built; testtier.Main calls it when
+// the tests end.
 func RemoveBinary() {
 	if buildPath != "" {
 		_ = os.RemoveAll(filepath.Dir(buildPath))
@@ -103,9 +105,13 @@ type Options struct {
 	Config *config.Config
 }
 
-// Client is an initialized MCP client connected to a test server.
+// Client is an initialized MCP client connected to a test server: the
+// embedding API's client (E) with the mcp-go client promoted for the
+// requests tests make directly.
 type Client struct {
 	*client.Client
+	// E is the embedding API's client the test server was started with.
+	E *embed.Client
 	// Init is the initialize result.
 	Init *mcp.InitializeResult
 	// InitDuration is the time from start (process spawn for StartBinary) to
@@ -115,17 +121,10 @@ type Client struct {
 	Stderr *SyncBuffer
 	// Pid is the server process id (StartBinary only).
 	Pid int
-
-	closeOnce sync.Once
-	closeFn   func() error
 }
 
 // Close closes the client and waits for the server to shut down.
-func (c *Client) Close() error {
-	var err error
-	c.closeOnce.Do(func() { err = c.closeFn() })
-	return err
-}
+func (c *Client) Close() error { return c.E.Close() }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writes and reads.
 type SyncBuffer struct {
@@ -146,116 +145,55 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-func clientOptions(o Options) []client.ClientOption {
-	if o.ProtocolVersion != "" {
-		return []client.ClientOption{client.WithProtocolVersion(o.ProtocolVersion)}
-	}
-	return nil
-}
-
-func initialize(ctx context.Context, c *client.Client) (*mcp.InitializeResult, error) {
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "1"}
-	return c.Initialize(ctx, req)
-}
-
-// StartBinary runs the server binary over stdio and initializes a client.
-func StartBinary(t testing.TB, bin string, o Options) *Client {
-	t.Helper()
-	stderr := &SyncBuffer{}
-	env := append(os.Environ(), o.Env...)
-	start := time.Now()
-	var cmd *exec.Cmd
-	tr := transport.NewStdioWithOptions(bin, env, o.Args, transport.WithCommandStderrWriter(stderr),
-		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			cmd = exec.CommandContext(ctx, command, args...)
-			cmd.Env = env
-			cmd.Dir = o.Dir
-			cmd.WaitDelay = 5 * time.Second
-			setPdeathsig(cmd)
-			return cmd, nil
-		}))
-	if err := tr.Start(context.Background()); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	c := client.NewClient(tr, clientOptions(o)...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	init, err := initialize(ctx, c)
-	if err != nil {
-		_ = c.Close()
-		t.Fatalf("initialize: %v\nserver stderr:\n%s", err, stderr.String())
-	}
-	tc := &Client{Client: c, Init: init, InitDuration: time.Since(start), Stderr: stderr, closeFn: c.Close}
-	if cmd != nil && cmd.Process != nil {
-		tc.Pid = cmd.Process.Pid
-	}
+// wrap turns an embedding client into a test Client closed when t ends.
+func wrap(t testing.TB, e *embed.Client, stderr *SyncBuffer, start time.Time) *Client {
+	c := &Client{Client: e.MCP(), E: e, Init: e.Init, InitDuration: time.Since(start), Stderr: stderr, Pid: e.Pid}
 	t.Cleanup(func() {
-		if err := tc.Close(); err != nil {
-			t.Logf("close server: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", Tail(stderr.String(), 8000))
-		}
-	})
-	return tc
-}
-
-// StartInProcess runs the server in this process, connected over pipes
-// through the same stdio code path as the binary.
-func StartInProcess(t testing.TB, o Options) (*Client, *server.Server) {
-	t.Helper()
-	stderr := &SyncBuffer{}
-	var cfg config.Config
-	if o.Config != nil {
-		cfg = *o.Config
-	} else {
-		var err error
-		cfg, _, err = config.Load(o.Args, os.Getenv, nil)
-		if err != nil {
-			t.Fatalf("config: %v", err)
-		}
-	}
-	start := time.Now()
-	s, err := server.New(cfg, server.Options{Log: stderr})
-	if err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	cin, sout := io.Pipe()
-	sin, cout := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.ServeStdio(ctx, sin, sout) }()
-	tr := transport.NewIO(cin, cout, io.NopCloser(strings.NewReader("")))
-	if err := tr.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, clientOptions(o)...)
-	ictx, icancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer icancel()
-	init, err := initialize(ictx, c)
-	if err != nil {
-		t.Fatalf("initialize: %v\n%s", err, stderr.String())
-	}
-	tc := &Client{Client: c, Init: init, InitDuration: time.Since(start), Stderr: stderr}
-	tc.closeFn = func() error {
-		_ = c.Close()
-		_ = cout.Close()
-		cancel()
-		<-served
-		_ = sout.Close()
-		return s.Close()
-	}
-	t.Cleanup(func() {
-		if err := tc.Close(); err != nil {
+		if err := c.Close(); err != nil {
 			t.Logf("close server: %v", err)
 		}
 		if t.Failed() {
 			t.Logf("server log:\n%s", Tail(stderr.String(), 8000))
 		}
 	})
-	return tc, s
+	return c
+}
+
+// StartBinary runs the server binary over stdio (embed.StartCommand) and
+// initializes a client.
+func StartBinary(t testing.TB, bin string, o Options) *Client {
+	t.Helper()
+	BrowserTier(t)
+	stderr := &SyncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	e, err := embed.StartCommand(ctx, bin, embed.Options{
+		Args: o.Args, Env: o.Env, Dir: o.Dir, Log: stderr, ProtocolVersion: o.ProtocolVersion, ClientName: "mcptest",
+	})
+	if err != nil {
+		t.Fatalf("%v\nserver stderr:\n%s", err, Tail(stderr.String(), 8000))
+	}
+	return wrap(t, e, stderr, start)
+}
+
+// StartInProcess runs the server in this process (embed.Start), on the
+// test binary's shared Playwright driver, connected over pipes through the
+// same stdio code path as the binary.
+func StartInProcess(t testing.TB, o Options) *Client {
+	t.Helper()
+	stderr := &SyncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	e, err := embed.Start(ctx, embed.Options{
+		Args: o.Args, Config: o.Config, Log: stderr, ProtocolVersion: o.ProtocolVersion,
+		ClientName: "mcptest", Driver: SharedDriver(t),
+	})
+	if err != nil {
+		t.Fatalf("%v\nserver log:\n%s", err, Tail(stderr.String(), 8000))
+	}
+	return wrap(t, e, stderr, start)
 }
 
 // Tail returns the last n bytes of s (a server log), marked with a leading
@@ -322,6 +260,7 @@ func Text(res *mcp.CallToolResult) string {
 // the test with how to install it when it is missing.
 func Chromium(t testing.TB) string {
 	t.Helper()
+	BrowserTier(t)
 	if p := os.Getenv("CLOAKBROWSER_MCP_TEST_CHROMIUM"); p != "" {
 		return p
 	}

@@ -138,6 +138,7 @@ type Raw struct {
 // with protocol 2025-11-25.
 func StartRaw(t testing.TB, bin string, o Options) *Raw {
 	t.Helper()
+	BrowserTier(t)
 	cmd := exec.Command(bin, o.Args...)
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Dir = o.Dir

@@ -96,6 +96,7 @@ func packageVersion(path string) (string, error) {
 // initialized client. Its working directory and output dir are temporary;
 // extra are more upstream flags (e.g. --codegen python).
 func StartUpstream(t testing.TB, chromium string, extra ...string) *Client {
+	BrowserTier(t)
 	t.Helper()
 	log := &SyncBuffer{}
 	cli, err := InstallUpstream(context.Background(), "", UpstreamDir(), log)

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,27 +62,26 @@ var codegenSteps = []struct {
 }
 
 // TestCodegenMatchesUpstream runs the same actions on the same page through
-// @playwright/mcp 0.0.83 and through us, in every --codegen language, and
-// compares the "### Ran Playwright code" sections line for line.
+// us and, as recorded under testdata/upstream/codegen/ (re-recorded by the
+// upstream task), through @playwright/mcp 0.0.83, in every --codegen
+// language, and compares the "### Ran Playwright code" sections line for
+// line.
 func TestCodegenMatchesUpstream(t *testing.T) {
-	chromium := mcptest.Chromium(t)
 	srv := toolPages(t)
 	page := srv.URL + "/codegen.html"
 	for _, lang := range []string{"typescript", "python", "java", "csharp"} {
 		t.Run(lang, func(t *testing.T) {
-			up := mcptest.StartUpstream(t, chromium, "--codegen", lang)
-			ours, _ := inProcess(t, "--codegen", lang)
-			nav := func(c *mcptest.Client) string {
-				_, code := codeOf(c.MustCall(t, "browser_navigate", map[string]any{"url": page}))
-				return code
-			}
-			if a, b := nav(ours), nav(up); a != b || a == "" {
-				t.Errorf("browser_navigate code differs:\n--- ours\n%s\n--- upstream\n%s", a, b)
-			}
-			upSnap := snapshotBody(t, up.MustCall(t, "browser_snapshot", map[string]any{}))
-			ourSnap := snapshotBody(t, ours.MustCall(t, "browser_snapshot", nil))
-			for _, s := range codegenSteps {
-				call := func(c *mcptest.Client, snap string) (string, string) {
+			// run performs navigate then every step, and returns each code
+			// section (fence language and code) as a recording block.
+			run := func(c *mcptest.Client) string {
+				var b strings.Builder
+				block := func(name, text string) {
+					fence, code := codeOf(text)
+					fmt.Fprintf(&b, "=== %s (%s)\n%s\n", name, fence, mcptest.NoPorts(code))
+				}
+				block("navigate", c.MustCall(t, "browser_navigate", map[string]any{"url": page}))
+				snap := snapshotBody(t, c.MustCall(t, "browser_snapshot", map[string]any{}))
+				for _, s := range codegenSteps {
 					args := map[string]any{}
 					for k, v := range s.args {
 						args[k] = v
@@ -89,12 +89,21 @@ func TestCodegenMatchesUpstream(t *testing.T) {
 					if s.line != "" {
 						args["target"] = nthRef(t, snap, s.line, s.nth)
 					}
-					return codeOf(c.MustCall(t, s.tool, args))
+					block(s.name, c.MustCall(t, s.tool, args))
 				}
-				fa, a := call(ours, ourSnap)
-				fb, b := call(up, upSnap)
-				if a != b || fa != fb || a == "" {
-					t.Errorf("%s: code differs:\n--- ours (%s)\n%s\n--- upstream (%s)\n%s", s.name, fa, a, fb, b)
+				return b.String()
+			}
+			want := mcptest.Recorded(t, "codegen/"+lang+".txt", func() string {
+				return run(mcptest.StartUpstream(t, mcptest.Chromium(t), "--codegen", lang))
+			})
+			ours, _ := inProcess(t, "--codegen", lang)
+			got := run(ours)
+			if got != want {
+				t.Errorf("code sections differ from upstream's:\n--- ours\n%s\n--- upstream\n%s", got, want)
+			}
+			for _, blk := range strings.Split(got, "=== ")[1:] {
+				if name, code, _ := strings.Cut(blk, "\n"); strings.TrimSpace(code) == "" {
+					t.Errorf("%s: no code section", name)
 				}
 			}
 		})

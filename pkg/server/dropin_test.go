@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
@@ -460,6 +462,7 @@ func runServer(t *testing.T) string {
 }
 
 func TestDropinEndpoint(t *testing.T) {
+	testtier.BrowserTier(t)
 	srv := httptest.NewServer(http.HandlerFunc(echoPage))
 	t.Cleanup(srv.Close)
 	ep := runServer(t)

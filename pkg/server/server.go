@@ -38,6 +38,11 @@ type Options struct {
 	// NoPrewarm stops the stdio server from launching the browser in the
 	// background before the first browser call.
 	NoPrewarm bool
+	// Driver is a Playwright driver to use instead of starting one: several
+	// servers in one process (tests, an embedding program) then share one
+	// driver process. The server leaves it running on Close. If nil, the
+	// server starts its own driver and stops it on Close.
+	Driver *driver.Driver
 }
 
 // Server is a configured MCP server with its driver, binary and sessions.
@@ -47,7 +52,9 @@ type Server struct {
 	opts Options
 
 	drv *driver.Driver
-	bin *binaryResolver
+	// ownDriver: the server started drv and stops it on Close.
+	ownDriver bool
+	bin       *binaryResolver
 
 	mcp   *server.MCPServer
 	stdio *session.Session
@@ -118,7 +125,9 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		}
 	}
 	sweepStale(log)
-	s.drv = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall)
+	if s.drv = opts.Driver; s.drv == nil {
+		s.drv, s.ownDriver = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall), true
+	}
 	s.bin = newBinaryResolver(func(ctx context.Context) (cloakbrowser.BinaryInfo, error) {
 		co := CloakOptions(cfg)
 		co.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
@@ -143,7 +152,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		cancel()
 		if err != nil {
 			s.bin.close()
-			_ = s.drv.Close()
+			s.closeDriver()
 			return nil, err
 		}
 	}
@@ -193,7 +202,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
-		_ = s.drv.Close()
+		s.closeDriver()
 		return nil, err
 	}
 	return s, nil
@@ -204,6 +213,14 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Driver returns the process's Playwright driver.
 func (s *Server) Driver() *driver.Driver { return s.drv }
+
+// closeDriver stops the driver if the server started it.
+func (s *Server) closeDriver() error {
+	if !s.ownDriver {
+		return nil
+	}
+	return s.drv.Close()
+}
 
 // Binary waits for the binary resolution and returns it.
 func (s *Server) Binary(ctx context.Context) (cloakbrowser.BinaryInfo, error) { return s.bin.get(ctx) }
@@ -386,7 +403,7 @@ func (s *Server) Close() error {
 	}
 	s.bg.Wait() // the prewarm ends with the session
 	s.notes.close()
-	errs = append(errs, s.drv.Close())
+	errs = append(errs, s.closeDriver())
 	s.bin.close()
 	return errors.Join(errs...)
 }

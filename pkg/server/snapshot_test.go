@@ -223,21 +223,26 @@ func TestSnapshotContent(t *testing.T) {
 
 // TestSnapshotMatchesUpstream checks that browser_snapshot with upstream's
 // arguments returns exactly what @playwright/mcp 0.0.83 returns for the
-// same page: same lines, same refs.
+// same page (same lines, same refs), as recorded under
+// testdata/upstream/snapshot/ (re-recorded by the upstream task; both pin
+// --viewport-size 1280x720, upstream's default).
 func TestSnapshotMatchesUpstream(t *testing.T) {
-	chromium := mcptest.Chromium(t)
-	up := mcptest.StartUpstream(t, chromium)
-	ours, _ := inProcess(t)
+	ours, _ := inProcess(t, "--viewport-size", "1280x720")
 	main, other := fixtureServer(t)
+	var up *mcptest.Client
+	if mcptest.Recording() {
+		up = mcptest.StartUpstream(t, mcptest.Chromium(t), "--viewport-size", "1280x720")
+	}
 	for _, page := range []string{"forms.html", "misc.html", "frames.html", "tools.html", "lab.html"} {
 		t.Run(page, func(t *testing.T) {
 			u := fixtureURL(main, other, page)
-			up.MustCall(t, "browser_navigate", map[string]any{"url": u})
+			want := mcptest.Recorded(t, "snapshot/"+page+".txt", func() string {
+				up.MustCall(t, "browser_navigate", map[string]any{"url": u})
+				return mcptest.NoPorts(snapshotBody(t, up.MustCall(t, "browser_snapshot", map[string]any{})))
+			})
 			ours.MustCall(t, "browser_navigate", map[string]any{"url": u})
-			a := snapshotBody(t, ours.MustCall(t, "browser_snapshot", nil))
-			b := snapshotBody(t, up.MustCall(t, "browser_snapshot", map[string]any{}))
-			if a != b {
-				t.Errorf("snapshot of %s differs from upstream's:\n--- ours\n%s\n--- upstream\n%s", page, a, b)
+			if got := mcptest.NoPorts(snapshotBody(t, ours.MustCall(t, "browser_snapshot", nil))); got != want {
+				t.Errorf("snapshot of %s differs from upstream's:\n--- ours\n%s\n--- upstream\n%s", page, got, want)
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func inProcess(t *testing.T, extra ...string) (*mcptest.Client, string) {
 	t.Setenv("CLOAKBROWSER_CACHE_DIR", filepath.Join(tmp, "cache"))
 	out := filepath.Join(tmp, "out")
 	args := append([]string{"--no-download", "--output-dir", out}, extra...)
-	c, _ := mcptest.StartInProcess(t, mcptest.Options{Args: args})
+	c := mcptest.StartInProcess(t, mcptest.Options{Args: args})
 	return c, out
 }
 
