@@ -17,6 +17,16 @@ const RecordUpstreamEnv = "CLOAKBROWSER_MCP_RECORD_UPSTREAM"
 // Recording says whether this run records upstream (RecordUpstreamEnv).
 func Recording() bool { return os.Getenv(RecordUpstreamEnv) == "1" }
 
+// UpstreamTier skips t unless this run records upstream: t runs upstream
+// itself (npm install, a second server) and belongs to the upstream task.
+func UpstreamTier(t testing.TB) {
+	t.Helper()
+	BrowserTier(t)
+	if !Recording() {
+		t.Skip("upstream task only (go tool -modfile=tools.mod task upstream): runs @playwright/mcp itself")
+	}
+}
+
 // Recorded returns upstream's output for name (a path under
 // testdata/upstream/): recorded by running record when Recording, else read
 // from the recording. Comparison tests hold ours against it, so the suite

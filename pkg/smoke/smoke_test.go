@@ -114,7 +114,11 @@ func TestExamplesPassAgainstOurServer(t *testing.T) {
 	}
 }
 
+// TestExamplesPassAgainstUpstream runs the examples against @playwright/mcp
+// 0.0.83 itself, so runs only where upstream runs: in the upstream task
+// (with the recordings), not in the README's test command.
 func TestExamplesPassAgainstUpstream(t *testing.T) {
+	mcptest.UpstreamTier(t)
 	log := &mcptest.SyncBuffer{}
 	cli, err := mcptest.InstallUpstream(t.Context(), "", mcptest.UpstreamDir(), log)
 	if err != nil {
