@@ -268,6 +268,16 @@ func (s *Server) sessionConfig() session.Config {
 	return sc
 }
 
+// LaunchConfig is the session configuration of cfg for a binary already
+// resolved, with no server around it (no notices, errors-only logs): what
+// doctor's launch check starts its one session from.
+func LaunchConfig(cfg config.Config, bin cloakbrowser.BinaryInfo) session.Config {
+	s := &Server{cfg: cfg, log: NewLogger(io.Discard, "error"), bin: knownBinary(bin)}
+	sc := s.sessionConfig()
+	sc.Notify = nil // no MCP client to tell
+	return sc
+}
+
 func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 	s.mu.Lock()
 	closed, ht, sess := s.closed, s.httpT, s.stdio
