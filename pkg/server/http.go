@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -263,7 +262,7 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(httpErrorLog{s.log}, "", 0),
+		ErrorLog:          stdLogger(s.log, "http"),
 	}
 
 	s.mu.Lock()

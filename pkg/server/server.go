@@ -344,7 +344,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		s.bg.Go(s.prewarm)
 	}
 	ss := server.NewStdioServer(s.mcp)
-	ss.SetErrorLogger(zerologStd(s.log))
+	ss.SetErrorLogger(stdLogger(s.log, "mcp"))
 	err := ss.Listen(ctx, eofReader{in, s.endLife}, s.cancels.stdioWriter(out))
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil
