@@ -55,7 +55,7 @@ type httpTransport struct {
 	started time.Time
 	streams streams // open GET streams, one per session
 
-	// The fleet (fleet.go): nil unless --http-session-backend redis.
+	// The fleet (http_fleet.go): nil unless --http-session-backend redis.
 	fleet *fleet.Registry
 	fwd   *fleet.Forwarder
 	// pool hands sessions remote browsers (--browser-endpoint-pool); nil
@@ -160,6 +160,14 @@ func (s *Server) transport() *httpTransport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.httpT
+}
+
+// portOf is the TCP port of a listener's address (0 if not TCP).
+func portOf(a net.Addr) int {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.Port
+	}
+	return 0
 }
 
 // startHTTP builds the transport for ln and records it on the server.

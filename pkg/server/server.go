@@ -1,6 +1,3 @@
-// Package server builds the MCP server from a Config and serves it over stdio
-// or Streamable HTTP. It owns the process-wide pieces (the Playwright driver,
-// the resolved browser binary) and the sessions, and tears them down in order.
 package server
 
 import (

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -55,13 +54,6 @@ func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme s
 			"Service Unavailable: the server instance that owns this session does not answer; retry, or send initialize to start a new session")
 	})
 	return nil
-}
-
-func portOf(a net.Addr) int {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.Port
-	}
-	return 0
 }
 
 // forwardOrRefuse handles a request for a session this instance does not
@@ -247,35 +239,4 @@ func (t *httpTransport) releaseSeat(handle string) {
 	if st != nil {
 		st.release()
 	}
-}
-
-// redactEndpoint drops credentials from an endpoint URL (user info, query
-// tokens as Browserless uses) before it is shown.
-func redactEndpoint(e string) string {
-	u, err := url.Parse(e)
-	if err != nil {
-		return "<unparseable endpoint>"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "<redacted>"
-	}
-	return u.String() // RawQuery is written as is
-}
-
-// browserBlock is the bridge's browser object: where the session's browser
-// lives ("local": launched by this server; "remote": a Playwright server or
-// CDP endpoint, credentials removed; endpoint null until the session's
-// first browser call attaches it).
-func browserBlock(sess *session.Session) map[string]any {
-	if sess == nil {
-		return map[string]any{"location": nil}
-	}
-	if e := sess.RemoteEndpoint(); e != "" {
-		return map[string]any{"location": "remote", "endpoint": redactEndpoint(e)}
-	}
-	if c := sess.Config(); c.PickEndpoint != nil || c.CDPEndpoint != "" || c.Endpoint != "" {
-		return map[string]any{"location": "remote", "endpoint": nil}
-	}
-	return map[string]any{"location": "local"}
 }
