@@ -21,6 +21,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cli"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/smoke"
@@ -63,7 +64,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return smoke.Main(context.Background(), self, args, stdout, stderr)
 	}
 	if cmd == "version" || slices.Contains(args, "--version") || slices.Contains(args, "-V") {
-		fmt.Fprintln(stdout, server.VersionString())
+		fmt.Fprintln(stdout, cli.VersionString())
 		return 0
 	}
 	local := map[string]bool{}
@@ -93,9 +94,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	switch cmd {
 	case "install":
-		return server.InstallCommand(ctx, cfg, !local["--driver-only"], stdout, stderr)
+		return cli.Install(ctx, cfg, !local["--driver-only"], stdout, stderr)
 	case "doctor":
-		return server.DoctorCommand(ctx, cfg, server.DoctorOptions{JSON: local["--json"], Launch: !local["--no-launch"]}, stdout, stderr)
+		return cli.Doctor(ctx, cfg, cli.DoctorOptions{JSON: local["--json"], Launch: !local["--no-launch"]}, stdout, stderr)
 	}
 	// serve: bad input refuses to start with the flag, the value and what
 	// is accepted, before anything is launched.

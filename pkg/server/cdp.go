@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -163,4 +164,35 @@ func cdpBlock(sess *session.Session) map[string]any {
 		"discoveryUrl":      orNull(info.DiscoveryURL),
 		"activeConnections": info.ActiveConnections,
 	}
+}
+
+// redactEndpoint drops credentials from an endpoint URL (user info, query
+// tokens as Browserless uses) before it is shown.
+func redactEndpoint(e string) string {
+	u, err := url.Parse(e)
+	if err != nil {
+		return "<unparseable endpoint>"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "<redacted>"
+	}
+	return u.String() // RawQuery is written as is
+}
+
+// browserBlock is the bridge's browser object: where the session's browser
+// lives ("local": launched by this server; "remote": a Playwright server or
+// CDP endpoint, credentials removed; endpoint null until the session's
+// first browser call attaches it).
+func browserBlock(sess *session.Session) map[string]any {
+	if sess == nil {
+		return map[string]any{"location": nil}
+	}
+	if e := sess.RemoteEndpoint(); e != "" {
+		return map[string]any{"location": "remote", "endpoint": redactEndpoint(e)}
+	}
+	if c := sess.Config(); c.PickEndpoint != nil || c.CDPEndpoint != "" || c.Endpoint != "" {
+		return map[string]any{"location": "remote", "endpoint": nil}
+	}
+	return map[string]any{"location": "local"}
 }

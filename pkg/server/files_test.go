@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 )
 
 // filesPage serves a page with a file input, a drop zone, a download link,
@@ -251,8 +251,8 @@ func TestFilesPerPrincipal(t *testing.T) {
 	base := filesPage(t)
 	a := h.Connect(t, mcptest.ConnectOptions{Token: tokenA})
 	b := h.Connect(t, mcptest.ConnectOptions{Token: tokenB})
-	dirA := filepath.Join(out, server.PrincipalName(tokenA))
-	dirB := filepath.Join(out, server.PrincipalName(tokenB))
+	dirA := filepath.Join(out, httpguard.PrincipalName(tokenA))
+	dirB := filepath.Join(out, httpguard.PrincipalName(tokenB))
 
 	must(t, a.Client, "browser_navigate", map[string]any{"url": base + "/"}, "Files")
 	must(t, a.Client, "browser_storage_state", map[string]any{"filename": "state.json"}, "1 cookie")
@@ -269,7 +269,7 @@ func TestFilesPerPrincipal(t *testing.T) {
 	must(t, b.Client, "browser_navigate", map[string]any{"url": base + "/"}, "Files")
 	fails(t, b.Client, "browser_set_storage_state", map[string]any{"filename": "state.json"}, "state.json")
 	fails(t, b.Client, "browser_set_storage_state", map[string]any{"filename": stateA}, "outside the allowed roots")
-	fails(t, b.Client, "browser_set_storage_state", map[string]any{"filename": "../" + server.PrincipalName(tokenA) + "/state.json"}, "outside the output directory")
+	fails(t, b.Client, "browser_set_storage_state", map[string]any{"filename": "../" + httpguard.PrincipalName(tokenA) + "/state.json"}, "outside the output directory")
 	fails(t, b.Client, "browser_set_input_files", map[string]any{"target": "#file", "paths": []any{stateA}}, "outside the allowed roots")
 	must(t, b.Client, "browser_take_screenshot", map[string]any{"filename": "shot.png", "fullPage": true}, "Screenshot")
 	if got, _ := os.ReadFile(filepath.Join(dirA, "shot.png")); string(got) != string(shotA) {

@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -49,14 +48,14 @@ type httpTransport struct {
 	reg     *session.Registry
 	shared  *session.SharedBrowser // nil in "browser" isolation
 	mcpHTTP *server.StreamableHTTPServer
-	policy  *policy
+	policy  *httpguard.Policy
 	srv     *http.Server
 	addr    net.Addr
 	url     string
 	started time.Time
 	streams streams // open GET streams, one per session
 
-	// The fleet (fleet.go): nil unless --http-session-backend redis.
+	// The fleet (http_fleet.go): nil unless --http-session-backend redis.
 	fleet *fleet.Registry
 	fwd   *fleet.Forwarder
 	// pool hands sessions remote browsers (--browser-endpoint-pool); nil
@@ -107,14 +106,9 @@ func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener) error {
 	}()
 	s.log.Info().Str("url", t.url).Str("version", Version).Str("isolation", t.cfg.Isolation).
 		Int("sessionMax", t.cfg.SessionMax).Int("sessionMaxPerPrincipal", t.cfg.SessionMaxPerPrincipal).Dur("sessionIdleTTL", t.cfg.SessionIdleTTL).
-		Strs("protocolVersions", HTTPProtocolVersions()).Int("authTokens", len(t.policy.tokens)).
+		Strs("protocolVersions", HTTPProtocolVersions()).Int("authTokens", t.policy.Tokens()).
 		Msg("serving MCP over streamable HTTP")
-	if len(t.policy.tokens) == 0 && !isLoopbackName(t.cfg.Host) {
-		s.log.Warn().Str("host", t.cfg.Host).Msg("serving a non-loopback address WITHOUT authentication")
-	}
-	if isWildcard(strings.Trim(t.cfg.Host, "[]")) && len(t.cfg.AllowedHosts) == 0 {
-		s.log.Warn().Str("host", t.cfg.Host).Msg("bound to every interface, but only loopback Host headers are accepted: list the names clients use with --allowed-hosts")
-	}
+	t.policy.WarnRisks(s.log)
 	var err2 error
 	select {
 	case <-ctx.Done():
@@ -168,6 +162,14 @@ func (s *Server) transport() *httpTransport {
 	return s.httpT
 }
 
+// portOf is the TCP port of a listener's address (0 if not TCP).
+func portOf(a net.Addr) int {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.Port
+	}
+	return 0
+}
+
 // startHTTP builds the transport for ln and records it on the server.
 func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	cfg := s.cfg.HTTP
@@ -185,7 +187,7 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	t.policy = newPolicy(cfg, port, tlsOn)
+	t.policy = httpguard.New(cfg, port, tlsOn)
 	scheme := "http"
 	if tlsOn {
 		scheme = "https"
@@ -253,17 +255,17 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	mux.HandleFunc("/healthz", t.healthz)
 	mux.HandleFunc("/readyz", t.readyz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeRPCError(w, http.StatusNotFound, nil, mcp.INVALID_REQUEST, "not found: the MCP endpoint is "+cfg.Endpoint)
+		httpguard.WriteError(w, http.StatusNotFound, nil, mcp.INVALID_REQUEST, "not found: the MCP endpoint is "+cfg.Endpoint)
 	})
 	t.srv = &http.Server{
 		// Body bounds come first, so they also cover the body net/http
 		// discards after a refusal.
-		Handler:           boundBody(t.policy.checkHostOrigin(mux, s.log), cfg.BodyReadTimeout, cfg.BodyIdleTimeout),
+		Handler:           httpguard.BoundBody(t.policy.HostOrigin(mux, s.log), cfg.BodyReadTimeout, cfg.BodyIdleTimeout),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(httpErrorLog{s.log}, "", 0),
+		ErrorLog:          stdLogger(s.log, "http"),
 	}
 
 	s.mu.Lock()
@@ -347,11 +349,11 @@ func (t *httpTransport) healthz(w http.ResponseWriter, r *http.Request) {
 	if !probeMethod(w, r) {
 		return
 	}
-	if _, ok := t.policy.probeCaller(r); !ok {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	if _, ok := t.policy.ProbeCaller(r); !ok {
+		httpguard.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpguard.WriteJSON(w, http.StatusOK, map[string]any{
 		"status":    "ok",
 		"version":   Version,
 		"transport": config.TransportHTTP,
@@ -377,12 +379,12 @@ func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
 			status, code = "full", http.StatusServiceUnavailable
 		}
 	}
-	principal, ok := t.policy.probeCaller(r)
+	principal, ok := t.policy.ProbeCaller(r)
 	if !ok {
-		writeJSON(w, code, map[string]any{"status": status})
+		httpguard.WriteJSON(w, code, map[string]any{"status": status})
 		return
 	}
-	writeJSON(w, code, map[string]any{
+	httpguard.WriteJSON(w, code, map[string]any{
 		"status":    status,
 		"version":   Version,
 		"transport": config.TransportHTTP,
@@ -402,26 +404,6 @@ func probeMethod(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
-	writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
+	httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "method not allowed")
 	return false
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// writeRPCError answers with a JSON-RPC error object (id null unless the
-// request's id is known), as the MCP transport allows for HTTP errors.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	writeJSON(w, status, map[string]any{
-		"jsonrpc": mcp.JSONRPC_VERSION,
-		"id":      id,
-		"error":   map[string]any{"code": code, "message": msg},
-	})
 }

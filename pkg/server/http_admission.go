@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -24,14 +25,14 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 	wantCDP, err := cdpRequested(msg.Params, t.s.cfg.CDP.Enabled)
 	switch {
 	case err != nil:
-		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
+		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
 		return
 	case wantCDP && t.shared != nil:
-		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
+		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
 			"CDP is not available with --http-isolation=context: a CDP endpoint on the shared browser would reach every session's pages")
 		return
 	case wantCDP && t.s.cfg.CDP.PortRange == "":
-		writeRPCError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
+		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
 			"CDP is not available on this server: it was started without --cdp-port-range")
 		return
 	}
@@ -44,7 +45,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 			msg = "Server is shutting down"
 		case errors.Is(err, session.ErrPrincipalFull):
 			who := "this token already has"
-			if principal == anonymous {
+			if principal == httpguard.Anonymous {
 				who = "clients without a token (one principal) already have"
 			}
 			msg = fmt.Sprintf("Server busy: %s %d sessions (--http-session-max-per-principal); close one (DELETE) or wait for idle expiry",
@@ -53,7 +54,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 		w.Header().Set("Retry-After", "5")
 		t.s.log.Warn().Str("principal", principal).Int("active", st.Active).Int("pending", st.Pending).Int("max", st.Max).
 			Str("remote", r.RemoteAddr).Msg("new session refused: " + msg)
-		writeRPCError(w, http.StatusServiceUnavailable, id, codeServerBusy, msg)
+		httpguard.WriteError(w, http.StatusServiceUnavailable, id, codeServerBusy, msg)
 		return
 	}
 	defer res.Release()
@@ -71,7 +72,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 		if lease, err = t.s.leaseCDP(r.Context()); err != nil {
 			t.s.log.Warn().Err(err).Str("remote", r.RemoteAddr).Msg("new session refused: no CDP port")
 			w.Header().Set("Retry-After", "5")
-			writeRPCError(w, http.StatusServiceUnavailable, id, codeServerBusy, "CDP endpoint unavailable: "+err.Error())
+			httpguard.WriteError(w, http.StatusServiceUnavailable, id, codeServerBusy, "CDP endpoint unavailable: "+err.Error())
 			return
 		}
 		defer func() {

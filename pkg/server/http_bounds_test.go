@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,27 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 )
-
-// TestPrincipalName: a token's principal is a path-safe name derived from
-// its digest, never the token, and not from its place in the list.
-func TestPrincipalName(t *testing.T) {
-	re := regexp.MustCompile(`^t-[0-9a-f]{12}$`)
-	a, b := server.PrincipalName(tokenA), server.PrincipalName(tokenB)
-	for _, n := range []string{a, b} {
-		if !re.MatchString(n) {
-			t.Fatalf("principal %q is not t-<12 hex>", n)
-		}
-	}
-	if a == b || a != server.PrincipalName(tokenA) {
-		t.Fatalf("names not distinct or not stable: %q %q", a, b)
-	}
-	if strings.Contains(tokenA, strings.TrimPrefix(a, "t-")) {
-		t.Fatal("the name is part of the token")
-	}
-}
 
 // readyzAs reads /readyz with a token ("" for none).
 func readyzAs(t *testing.T, h *mcptest.HTTPServer, token string) (int, map[string]any) {
@@ -60,12 +41,12 @@ func TestHTTPPrincipalsStableAcrossTokenOrder(t *testing.T) {
 		openRaw(t, h, tokenA)
 		_, v := readyzAs(t, h, tokenA)
 		p, _ := v["principal"].(map[string]any)
-		if p["name"] != server.PrincipalName(tokenA) || p["sessions"] != 1.0 {
-			t.Fatalf("tokens %s: readyz principal %v, want %s with 1 session", order, p, server.PrincipalName(tokenA))
+		if p["name"] != httpguard.PrincipalName(tokenA) || p["sessions"] != 1.0 {
+			t.Fatalf("tokens %s: readyz principal %v, want %s with 1 session", order, p, httpguard.PrincipalName(tokenA))
 		}
 		log := h.Stderr.String()
-		if !strings.Contains(log, `"principal":"`+server.PrincipalName(tokenA)+`"`) || strings.Contains(log, "token-1") {
-			t.Fatalf("tokens %s: the log should name the session's principal %s:\n%s", order, server.PrincipalName(tokenA), mcptest.Tail(log, 3000))
+		if !strings.Contains(log, `"principal":"`+httpguard.PrincipalName(tokenA)+`"`) || strings.Contains(log, "token-1") {
+			t.Fatalf("tokens %s: the log should name the session's principal %s:\n%s", order, httpguard.PrincipalName(tokenA), mcptest.Tail(log, 3000))
 		}
 	}
 }
@@ -139,7 +120,7 @@ func TestHTTPSessionQuotaPerPrincipal(t *testing.T) {
 		t.Fatalf("DELETE: %d %s", r.status, r.body)
 	}
 	openRaw(t, h, tokenA)
-	if !strings.Contains(h.Stderr.String(), `"principal":"`+server.PrincipalName(tokenA)+`"`) {
+	if !strings.Contains(h.Stderr.String(), `"principal":"`+httpguard.PrincipalName(tokenA)+`"`) {
 		t.Fatal("the refusal should log the principal")
 	}
 }
@@ -483,7 +464,7 @@ func TestHTTPProbesWithAndWithoutToken(t *testing.T) {
 	if code != 503 || v["status"] != "full" || s["active"] != 1.0 || s["available"] != 0.0 {
 		t.Fatalf("readyz when full, with a token: %d %v", code, v)
 	}
-	if p, _ := v["principal"].(map[string]any); p["name"] != server.PrincipalName(tokenB) || p["sessions"] != 0.0 {
+	if p, _ := v["principal"].(map[string]any); p["name"] != httpguard.PrincipalName(tokenB) || p["sessions"] != 0.0 {
 		t.Fatalf("token B's own count: %v", p)
 	}
 }

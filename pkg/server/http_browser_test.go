@@ -16,8 +16,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -323,7 +323,7 @@ func TestHTTPBinary(t *testing.T) {
 		t.Fatalf("temp profiles left: %v", m)
 	}
 	log := h.Stderr.String()
-	mustContain(t, "log", log, "serving MCP over streamable HTTP", `"principal":"`+server.PrincipalName(tokenA)+`"`, "session closed")
+	mustContain(t, "log", log, "serving MCP over streamable HTTP", `"principal":"`+httpguard.PrincipalName(tokenA)+`"`, "session closed")
 	if strings.Contains(log, tokenA) || strings.Contains(log, c.SessionID) {
 		t.Fatalf("the token or a full session ID is in the log:\n%s", log)
 	}

@@ -25,8 +25,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 )
 
 // Distinctive tokens, so a leak into the logs is easy to spot.
@@ -261,7 +261,7 @@ func TestHTTPPolicy(t *testing.T) {
 	})
 	t.Run("no token in the logs", func(t *testing.T) {
 		log := h.Stderr.String()
-		if !strings.Contains(log, server.PrincipalName(tokenA)) {
+		if !strings.Contains(log, httpguard.PrincipalName(tokenA)) {
 			t.Fatalf("the principal should be logged by name; log:\n%s", log)
 		}
 		for _, tok := range []string{tokenA, tokenB, "tok-alpha", "tok-bravo"} {

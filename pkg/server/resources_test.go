@@ -14,8 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 	"github.com/cloakmcp/cloakbrowser-mcp/tools"
 )
 
@@ -156,8 +156,8 @@ func TestResourcesPerSessionHTTP(t *testing.T) {
 	}
 	notesA := mcptest.Record(a.Client.Client)
 	notesB := mcptest.Record(b.Client.Client)
-	dirA := filepath.Join(out, server.PrincipalName(tokenA))
-	dirB := filepath.Join(out, server.PrincipalName(tokenB))
+	dirA := filepath.Join(out, httpguard.PrincipalName(tokenA))
+	dirB := filepath.Join(out, httpguard.PrincipalName(tokenB))
 	uri := tools.FileURIPrefix + "shot.png"
 
 	must(t, a.Client, "browser_navigate", map[string]any{"url": base + "/"}, "Files")
@@ -219,9 +219,9 @@ func TestResourcesPerSessionHTTP(t *testing.T) {
 
 	t.Run("traversal URIs are not found", func(t *testing.T) {
 		for _, u := range []string{
-			tools.FileURIPrefix + "../" + server.PrincipalName(tokenB) + "/shot.png",
-			tools.FileURIPrefix + "%2e%2e/" + server.PrincipalName(tokenB) + "/shot.png",
-			tools.FileURIPrefix + "%2E%2E%2F" + server.PrincipalName(tokenB) + "%2Fshot.png",
+			tools.FileURIPrefix + "../" + httpguard.PrincipalName(tokenB) + "/shot.png",
+			tools.FileURIPrefix + "%2e%2e/" + httpguard.PrincipalName(tokenB) + "/shot.png",
+			tools.FileURIPrefix + "%2E%2E%2F" + httpguard.PrincipalName(tokenB) + "%2Fshot.png",
 			tools.FileURIPrefix + "./shot.png",
 			tools.FileURIPrefix + filepath.Join(dirB, "shot.png"),
 			"file://" + filepath.Join(dirA, "shot.png"),

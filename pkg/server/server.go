@@ -1,6 +1,3 @@
-// Package server builds the MCP server from a Config and serves it over stdio
-// or Streamable HTTP. It owns the process-wide pieces (the Playwright driver,
-// the resolved browser binary) and the sessions, and tears them down in order.
 package server
 
 import (
@@ -285,6 +282,16 @@ func (s *Server) sessionConfig() session.Config {
 	return sc
 }
 
+// LaunchConfig is the session configuration of cfg for a binary already
+// resolved, with no server around it (no notices, errors-only logs): what
+// doctor's launch check starts its one session from.
+func LaunchConfig(cfg config.Config, bin cloakbrowser.BinaryInfo) session.Config {
+	s := &Server{cfg: cfg, log: NewLogger(io.Discard, "error"), bin: knownBinary(bin)}
+	sc := s.sessionConfig()
+	sc.Notify = nil // no MCP client to tell
+	return sc
+}
+
 func (s *Server) sessionFor(ctx context.Context) (*session.Session, error) {
 	s.mu.Lock()
 	closed, ht, sess := s.closed, s.httpT, s.stdio
@@ -351,7 +358,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		s.bg.Go(s.prewarm)
 	}
 	ss := server.NewStdioServer(s.mcp)
-	ss.SetErrorLogger(zerologStd(s.log))
+	ss.SetErrorLogger(stdLogger(s.log, "mcp"))
 	err := ss.Listen(ctx, eofReader{in, s.endLife}, s.cancels.stdioWriter(out))
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		err = nil

@@ -1,4 +1,4 @@
-package server
+package cli
 
 import (
 	"context"
@@ -15,22 +15,23 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/tools"
 )
 
-// VersionString describes this build.
+// VersionString describes this build (`cloakbrowser-mcp version`).
 func VersionString() string {
 	return fmt.Sprintf("cloakbrowser-mcp %s (playwright %s, @playwright/mcp %s tools, CloakBrowser pin %s, %s/%s, %s)",
-		Version, driver.PlaywrightVersion, tools.UpstreamVersion, cloakbrowser.PinnedVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
+		server.Version, driver.PlaywrightVersion, tools.UpstreamVersion, cloakbrowser.PinnedVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-// InstallCommand installs the Playwright driver and, unless driverOnly, the
+// Install (`cloakbrowser-mcp install`) installs the Playwright driver and, unless driverOnly, the
 // CloakBrowser binary. It returns the process exit code. The archive
 // download shows a progress bar when stderr is a terminal (no colour under
 // NO_COLOR) and a plain line at every 10% or 5 s otherwise.
-func InstallCommand(ctx context.Context, cfg config.Config, withBrowser bool, stdout, stderr io.Writer) int {
-	dopts := DriverOptions(cfg, stderr)
+func Install(ctx context.Context, cfg config.Config, withBrowser bool, stdout, stderr io.Writer) int {
+	dopts := server.DriverOptions(cfg, stderr)
 	if _, err := driver.Check(ctx, dopts); errors.Is(err, driver.ErrNotInstalled) {
 		fmt.Fprintf(stderr, "driver: installing playwright-core %s from the npm registry\n", driver.PlaywrightVersion)
 	}
@@ -43,7 +44,7 @@ func InstallCommand(ctx context.Context, cfg config.Config, withBrowser bool, st
 	if !withBrowser {
 		return 0
 	}
-	co := CloakOptions(cfg)
+	co := server.CloakOptions(cfg)
 	co.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "browser: "+format+"\n", args...) }
 	po := progress.ForTerminal(stderr, os.Getenv)
 	co.Progress = func(what string, total int64) cloakbrowser.ProgressReporter { return progress.New(po, what, total) }
@@ -95,19 +96,19 @@ type LaunchCheck struct {
 	Error          string `json:"error,omitempty"`
 }
 
-// DoctorCommand reports what the server would use, from where and why, and
+// Doctor (`cloakbrowser-mcp doctor`) reports what the server would use, from where and why, and
 // exits non-zero when the server could not work.
-func DoctorCommand(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, stderr io.Writer) int {
-	r := DoctorReport{Version: Version, Problems: []string{}, Notes: []string{}}
+func Doctor(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, stderr io.Writer) int {
+	r := DoctorReport{Version: server.Version, Problems: []string{}, Notes: []string{}}
 	if err := cfg.Validate(); err != nil {
 		r.Problems = append(r.Problems, "config: "+err.Error())
 	}
-	dinfo, derr := driver.Check(ctx, DriverOptions(cfg, stderr))
+	dinfo, derr := driver.Check(ctx, server.DriverOptions(cfg, stderr))
 	r.Driver = dinfo
 	if derr != nil {
 		r.Problems = append(r.Problems, "driver: "+derr.Error())
 	}
-	co := CloakOptions(cfg)
+	co := server.CloakOptions(cfg)
 	if co.AllowDownload {
 		co.DownloadOffReason = "doctor does not download (the server will, at its first browser launch)"
 	}
@@ -150,11 +151,14 @@ func DoctorCommand(ctx context.Context, cfg config.Config, o DoctorOptions, stdo
 
 func launchCheck(ctx context.Context, cfg config.Config, bin cloakbrowser.BinaryInfo, log io.Writer) *LaunchCheck {
 	start := time.Now()
-	drv := driver.Start(DriverOptions(cfg, log), false)
+	drv := driver.Start(server.DriverOptions(cfg, log), false)
 	defer drv.Close()
-	s := &Server{cfg: cfg, log: NewLogger(io.Discard, "error"), bin: knownBinary(bin)}
-	sess := session.New("doctor", drv, s.sessionConfig())
-	defer closeSession(sess)
+	sess := session.New("doctor", drv, server.LaunchConfig(cfg, bin))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = sess.Close(ctx)
+	}()
 	lc := &LaunchCheck{}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -34,7 +33,7 @@ func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme s
 	}
 	// Requests other instances forward carry the advertised host (e.g.
 	// mcp-a:8931 or a pod IP) as Host: accept it like our own name.
-	if err := t.policy.allowAdvertised(advertise); err != nil {
+	if err := t.policy.AllowAdvertised(advertise); err != nil {
 		return err
 	}
 	reg, err := fleet.Open(ctx, fleet.Options{
@@ -51,35 +50,10 @@ func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme s
 	t.fleet = reg
 	t.fwd = fleet.NewForwarder(cfg.ClusterSecret, cfg.Endpoint, func(w http.ResponseWriter, r *http.Request, err error) {
 		t.s.log.Warn().Err(err).Str("method", r.Method).Msg("fleet: the instance owning a session did not answer")
-		writeRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR,
+		httpguard.WriteError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR,
 			"Service Unavailable: the server instance that owns this session does not answer; retry, or send initialize to start a new session")
 	})
 	return nil
-}
-
-// allowAdvertised adds the host of the advertised URL to the accepted Host
-// names.
-func (p *policy) allowAdvertised(advertise string) error {
-	u, err := url.Parse(advertise)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("--cluster-advertise-url %q: want a base URL like http://10.0.0.5:8931", advertise)
-	}
-	name, port, err := net.SplitHostPort(u.Host)
-	if err != nil {
-		name, port = u.Host, "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	p.hosts[strings.ToLower(strings.Trim(name, "[]"))+"|"+port] = true
-	return nil
-}
-
-func portOf(a net.Addr) int {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.Port
-	}
-	return 0
 }
 
 // forwardOrRefuse handles a request for a session this instance does not
@@ -91,12 +65,12 @@ func (t *httpTransport) forwardOrRefuse(w http.ResponseWriter, r *http.Request, 
 		return false
 	}
 	notFound := func() {
-		writeRPCError(w, http.StatusNotFound, id, codeSessionNotFound, msgSessionNotFound)
+		httpguard.WriteError(w, http.StatusNotFound, id, codeSessionNotFound, msgSessionNotFound)
 	}
 	if forwarded, ok := t.fwd.Authentic(r); forwarded {
 		if !ok {
 			t.s.log.Warn().Str("remote", r.RemoteAddr).Msg("fleet: a forwarded request carried a wrong cluster secret")
-			writeRPCError(w, http.StatusForbidden, id, mcp.INVALID_REQUEST, "Forbidden: bad cluster credentials")
+			httpguard.WriteError(w, http.StatusForbidden, id, mcp.INVALID_REQUEST, "Forbidden: bad cluster credentials")
 			return true
 		}
 		notFound() // forwarded to us but not ours (any more): never forward twice
@@ -105,7 +79,7 @@ func (t *httpTransport) forwardOrRefuse(w http.ResponseWriter, r *http.Request, 
 	rec, err := t.fleet.Lookup(r.Context(), sid)
 	switch {
 	case errors.Is(err, fleet.ErrUnavailable):
-		writeRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR,
+		httpguard.WriteError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR,
 			"Service Unavailable: the session registry (Redis) cannot be reached, so this instance cannot find the session's owner; retry shortly")
 		return true
 	case err != nil, rec.Owner == t.fleet.ID():
@@ -130,11 +104,11 @@ func (t *httpTransport) fleetReserve(w http.ResponseWriter, r *http.Request, pri
 	switch {
 	case errors.Is(err, fleet.ErrQuota):
 		w.Header().Set("Retry-After", "30")
-		writeRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR, "Service Unavailable: "+err.Error())
+		httpguard.WriteError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR, "Service Unavailable: "+err.Error())
 		return nil, false
 	case err != nil:
 		w.Header().Set("Retry-After", "5")
-		writeRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR,
+		httpguard.WriteError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR,
 			"Service Unavailable: the session registry (Redis) cannot be reached, so no new session can start; existing sessions keep working; retry shortly")
 		return nil, false
 	}
@@ -265,35 +239,4 @@ func (t *httpTransport) releaseSeat(handle string) {
 	if st != nil {
 		st.release()
 	}
-}
-
-// redactEndpoint drops credentials from an endpoint URL (user info, query
-// tokens as Browserless uses) before it is shown.
-func redactEndpoint(e string) string {
-	u, err := url.Parse(e)
-	if err != nil {
-		return "<unparseable endpoint>"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "<redacted>"
-	}
-	return u.String() // RawQuery is written as is
-}
-
-// browserBlock is the bridge's browser object: where the session's browser
-// lives ("local": launched by this server; "remote": a Playwright server or
-// CDP endpoint, credentials removed; endpoint null until the session's
-// first browser call attaches it).
-func browserBlock(sess *session.Session) map[string]any {
-	if sess == nil {
-		return map[string]any{"location": nil}
-	}
-	if e := sess.RemoteEndpoint(); e != "" {
-		return map[string]any{"location": "remote", "endpoint": redactEndpoint(e)}
-	}
-	if c := sess.Config(); c.PickEndpoint != nil || c.CDPEndpoint != "" || c.Endpoint != "" {
-		return map[string]any{"location": "remote", "endpoint": nil}
-	}
-	return map[string]any{"location": "local"}
 }

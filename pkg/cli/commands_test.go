@@ -1,4 +1,4 @@
-package server_test
+package cli_test
 
 import (
 	"archive/tar"
