@@ -1,19 +1,14 @@
 package cli_test
 
 import (
-	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
-// TestMain fails the package when a goroutine outlives its tests, then
-// removes the binary mcptest built.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		mcptest.RemoveBinary()
-		os.Exit(code)
-	}))
-}
+// TestMain applies the test tiers' rules (internal/testtier): in -short,
+// nothing may start node, npm or Chromium; the shared driver is stopped and
+// the built binary removed after the tests; goroutines must not outlive
+// them (a server not closed, a session's browser watcher, a stream left
+// open).
+func TestMain(m *testing.M) { testtier.Main(m) }

@@ -225,7 +225,7 @@ func newServer(t *testing.T, args ...string) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return server.New(cfg, server.Options{Log: io.Discard, NoPrewarm: true})
+	return server.New(cfg, server.Options{Log: io.Discard, NoPrewarm: true, Driver: mcptest.SharedDriver(t)})
 }
 
 // TestCDPStdioPortTaken: the lowest port held by another process is a
