@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
@@ -65,9 +65,12 @@ func installDriver(ctx context.Context, bin string, args []string, log io.Writer
 
 // proc is one running server with an initialized MCP client.
 type proc struct {
-	spec   serverSpec
+	spec serverSpec
+	// client is the embedding client's MCP client: close closes only it
+	// (not embed's Close, which also kills the process group) to see what
+	// outlives the server.
 	client *client.Client
-	cmd    *exec.Cmd
+	pid    int
 	marker string // markerEnv=value
 	dir    string // working directory (upstream's workspace root)
 	outDir string
@@ -115,30 +118,16 @@ func startProc(ctx context.Context, spec serverSpec, base, marker, dump string, 
 	// Each server gets its own TMPDIR, so whatever it (or its browser)
 	// leaves behind is seen, reported and removed.
 	env := append(append([]string{}, spec.Env...), p.marker, "TMPDIR="+p.tmpDir)
-	tr := transport.NewStdioWithOptions(spec.Command, env, spec.Args(p.outDir),
-		transport.WithCommandStderrWriter(p.stderr),
-		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-			cmd := exec.Command(command, args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), env...)
-			proctree.Own(cmd)
-			p.cmd = cmd
-			return cmd, nil
-		}))
 	start := time.Now()
-	if err := tr.Start(context.Background()); err != nil {
-		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	e, err := embed.StartCommand(ctx, spec.Command, embed.Options{
+		Args: spec.Args(p.outDir), Env: env, Dir: dir, Log: p.stderr, InitTimeout: timeout,
+		ProtocolVersion: mcp.ProtocolVersion20251125, ClientName: "mcpbench",
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s: %w\n%s", spec.Name, err, mcptest.Tail(p.stderr.String(), 2000))
 	}
-	p.client = client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
-	ictx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpbench", Version: "1"}
-	if _, err := p.client.Initialize(ictx, req); err != nil {
-		p.close()
-		return nil, fmt.Errorf("%s initialize: %w\n%s", spec.Name, err, mcptest.Tail(p.stderr.String(), 2000))
-	}
+	p.client, p.pid = e.MCP(), e.Pid
 	p.InitDur = time.Since(start)
 	return p, nil
 }
@@ -243,10 +232,7 @@ func (p *proc) close() (left []proctree.Proc, tmpLeft []string) {
 	case <-done:
 	case <-time.After(8 * time.Second):
 	}
-	pgid := 0
-	if p.cmd != nil && p.cmd.Process != nil {
-		pgid = p.cmd.Process.Pid
-	}
+	pgid := p.pid
 	// Give the browser's helpers a moment to follow their parent out; what
 	// is still there then outlived its server.
 	for deadline := time.Now().Add(1500 * time.Millisecond); ; time.Sleep(50 * time.Millisecond) {
