@@ -49,7 +49,7 @@ func StartRemoteChromium(t testing.TB) *Remote {
 	t.Helper()
 	profile := t.TempDir()
 	args := append([]string{"--headless", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs...)
+		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs()...)
 	cmd := exec.Command(Chromium(t), append(args, "about:blank")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 5 * time.Second
