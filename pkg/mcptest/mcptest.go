@@ -31,6 +31,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
@@ -173,7 +174,7 @@ func StartBinary(t testing.TB, bin string, o Options) *Client {
 			cmd.Env = env
 			cmd.Dir = o.Dir
 			cmd.WaitDelay = 5 * time.Second
-			setPdeathsig(cmd)
+			proctree.Own(cmd)
 			return cmd, nil
 		}))
 	if err := tr.Start(context.Background()); err != nil {
