@@ -84,7 +84,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 			}
 			if err := fn(c); err != nil {
 				if g.Lost() || errors.Is(err, session.ErrBrowserGone) {
-					return fmt.Errorf("%w: %v", session.ErrBrowserGone, err)
+					return fmt.Errorf("%w: %w", session.ErrBrowserGone, err)
 				}
 				resp.Error("%s", friendlyError(err))
 			}
