@@ -15,3 +15,16 @@ func TestLongLiteralsAreClipped(t *testing.T) {
 		t.Fatal("a literal of maxLiteral characters must stay whole")
 	}
 }
+
+func TestLanguagesIsACopy(t *testing.T) {
+	l := Languages()
+	for _, want := range l {
+		if got, err := ParseLanguage(string(want)); err != nil || got != want {
+			t.Errorf("ParseLanguage(%q) = %q, %v", want, got, err)
+		}
+	}
+	l[0] = "changed"
+	if Languages()[0] == "changed" {
+		t.Fatal("Languages() aliases the accepted languages")
+	}
+}

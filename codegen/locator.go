@@ -3,6 +3,7 @@ package codegen
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -18,15 +19,18 @@ const (
 	None       Language = "none"
 )
 
-// Languages lists the accepted --codegen values.
-var Languages = []Language{TypeScript, Python, Java, CSharp, None}
+// languages lists the accepted --codegen values.
+var languages = []Language{TypeScript, Python, Java, CSharp, None}
+
+// Languages returns a copy of the accepted --codegen values.
+func Languages() []Language { return slices.Clone(languages) }
 
 // ParseLanguage checks a --codegen value; empty means TypeScript.
 func ParseLanguage(s string) (Language, error) {
 	if s == "" {
 		return TypeScript, nil
 	}
-	for _, l := range Languages {
+	for _, l := range languages {
 		if string(l) == s {
 			return l, nil
 		}

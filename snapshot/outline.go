@@ -251,11 +251,20 @@ func shortLine(n *Node) string {
 	return string(appendLine(nil, &c, lineOpts{noColon: true}))
 }
 
-// clip cuts s to n characters, marking the cut with "…".
+// clip cuts s to n characters (runes) in all, the last one "…" when it
+// cuts. It stays here rather than using internal/clip: snapshot imports
+// nothing of this module, and an outline line wants a fixed width without
+// internal/clip's "(N chars)" count, which is for values quoted in errors.
 func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	i := 0
+	for j := range s {
+		if i == n-1 {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
 }

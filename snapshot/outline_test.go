@@ -90,3 +90,15 @@ func TestShortLine(t *testing.T) {
 		t.Errorf("shortLine = %q", got)
 	}
 }
+
+func TestClipWidth(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"short", 40, "short"}, {"abcdef", 6, "abcdef"}, {"abcdefg", 6, "abcde…"}, {"ééééééé", 4, "ééé…"}} {
+		if got := clip(c.in, c.n); got != c.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -28,7 +28,10 @@ func TestClassOf(t *testing.T) {
 			t.Errorf("ClassOf(%q) = %v, want %v", in, got, want)
 		}
 	}
-	// The three classes hold exactly the roles of DESIGN.md §2.4.
+	// The sizes pin roleClasses' three lists (15 interactive, 10 content,
+	// 16 structural roles), which decide refs in Role mode and what Compact
+	// drops: adding a role to a class, or dropping one, must change them here
+	// too.
 	counts := map[RoleClass]int{}
 	for _, c := range roleClasses {
 		counts[c]++

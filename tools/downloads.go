@@ -72,7 +72,7 @@ func waitForDownload(c *tabCall) error {
 	defer cancel()
 	d, err := c.sess.WaitDownload(ctx, nil)
 	if errors.Is(err, session.ErrNoDownload) {
-		return fmt.Errorf("%v within %v: start one with a page action (click its link) first", err, timeout)
+		return fmt.Errorf("%w within %v: start one with a page action (click its link) first", err, timeout)
 	}
 	if err != nil {
 		return err

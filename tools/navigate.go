@@ -89,7 +89,7 @@ func checkURL(raw string, allowFile bool) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return "", fmt.Errorf("invalid URL %s: %v", clip.Quote(raw), urlErrCause(err))
+		return "", fmt.Errorf("invalid URL %s: %w", clip.Quote(raw), urlErrCause(err))
 	}
 	switch u.Scheme {
 	case "http", "https":
@@ -100,7 +100,7 @@ func checkURL(raw string, allowFile bool) (string, error) {
 		return "", fmt.Errorf("invalid URL %s: no host", clip.Quote(raw))
 	}
 	if err := checkHost(u.Hostname()); err != nil {
-		return "", fmt.Errorf("invalid URL %s: %v", clip.Quote(raw), err)
+		return "", fmt.Errorf("invalid URL %s: %w", clip.Quote(raw), err)
 	}
 	return u.String(), nil
 }

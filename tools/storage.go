@@ -356,9 +356,9 @@ func checkStorageState(b []byte) (cookies, origins int, err error) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return 0, 0, fmt.Errorf("not JSON (offset %d: %v)", se.Offset, err)
+			return 0, 0, fmt.Errorf("not JSON (offset %d: %w)", se.Offset, err)
 		}
-		return 0, 0, fmt.Errorf("not a JSON object: %v", err)
+		return 0, 0, fmt.Errorf("not a JSON object: %w", err)
 	}
 	if doc == nil {
 		return 0, 0, errors.New("not a JSON object")
@@ -412,7 +412,7 @@ func checkStorageState(b []byte) (cookies, origins int, err error) {
 	}
 	if raw, ok := doc["origins"]; ok {
 		if err := json.Unmarshal(raw, &os_); err != nil {
-			return 0, 0, fmt.Errorf(`"origins" must be an array of {origin, localStorage: [{name, value}]}: %v`, err)
+			return 0, 0, fmt.Errorf(`"origins" must be an array of {origin, localStorage: [{name, value}]}: %w`, err)
 		}
 	}
 	for i, o := range os_ {
@@ -453,7 +453,7 @@ func storageStateRestore(c *tabCall) error {
 	}
 	nc, no, err := checkStorageState(b)
 	if err != nil {
-		return fmt.Errorf("%s is not a storage state file: %v; nothing was changed", name, err)
+		return fmt.Errorf("%s is not a storage state file: %w; nothing was changed", name, err)
 	}
 	if err := c.gen.SetStorageState(c.ctx, b); err != nil {
 		return fmt.Errorf("restore storage state from %s: %w", name, err)

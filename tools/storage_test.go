@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -84,5 +86,20 @@ func TestCheckStorageState(t *testing.T) {
 				t.Fatalf("err %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStorageStateErrorsKeepTheirCause checks the decoder's error stays in
+// the chain (wrapped, not flattened to text).
+func TestStorageStateErrorsKeepTheirCause(t *testing.T) {
+	_, _, err := checkStorageState([]byte(`{"cookies": [`))
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		t.Fatalf("truncated JSON: %v (%T) does not wrap a *json.SyntaxError", err, err)
+	}
+	_, _, err = checkStorageState([]byte(`{"origins": 5}`))
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		t.Fatalf("origins of the wrong type: %v (%T) does not wrap a *json.UnmarshalTypeError", err, err)
 	}
 }

@@ -94,3 +94,10 @@ func shortRun(w string) string {
 	}
 	return fmt.Sprintf("%s… (%d chars)", Prefix(w, Max), n)
 }
+
+// FirstLine is s up to its first newline: the line of a multi-line error
+// (Playwright appends its call log) that says what went wrong.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -14,9 +14,12 @@ import (
 // starts a new one. The zero value is ready to use. A Flight is safe for
 // concurrent use.
 type Flight[T any] struct {
-	mu   sync.Mutex
+	mu sync.Mutex
+	// call is the call in flight, nil when none is. Its goroutine clears it
+	// and closes its done under mu, so a Wait that finds it nil under mu
+	// knows every call begun before has ended. (A sync.WaitGroup here had
+	// its Add from zero race a concurrent Wait.)
 	call *call[T]
-	wg   sync.WaitGroup
 }
 
 type call[T any] struct {
@@ -48,14 +51,12 @@ func (f *Flight[T]) join(work func() (T, error)) *call[T] {
 	}
 	c := &call[T]{done: make(chan struct{})}
 	f.call = c
-	f.wg.Add(1)
 	go func() {
-		defer f.wg.Done()
 		c.val, c.err = work()
 		f.mu.Lock()
 		f.call = nil
-		f.mu.Unlock()
 		close(c.done)
+		f.mu.Unlock()
 	}()
 	return c
 }
@@ -75,15 +76,18 @@ func (f *Flight[T]) Running() bool {
 // running call: the owner stops the work (e.g. by cancelling the context the
 // work was given) and then waits.
 func (f *Flight[T]) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		f.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		f.mu.Lock()
+		c := f.call
+		f.mu.Unlock()
+		if c == nil {
+			return nil
+		}
+		// Once c ends, look again: a call begun since is waited for too.
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

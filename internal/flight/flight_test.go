@@ -145,3 +145,26 @@ func TestStartDoesNotWait(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitRacesStart starts calls while others wait, with no order between
+// them: under -race, a Wait must not race the start of a call (a
+// sync.WaitGroup's Add from zero concurrent with its Wait does).
+func TestWaitRacesStart(t *testing.T) {
+	var f Flight[int]
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() { f.Start(func() (int, error) { return 1, nil }) })
+		wg.Go(func() {
+			if err := f.Wait(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := f.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.Running() {
+		t.Fatal("a call is in flight after Wait returned")
+	}
+}

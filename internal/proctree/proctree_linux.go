@@ -10,9 +10,17 @@ import (
 )
 
 // Own puts cmd in its own process group (so Kill can signal the group) and
-// has the kernel SIGKILL it if the calling thread's process dies.
+// has the kernel SIGKILL it when its parent dies: strictly, when the thread
+// that forked it exits, and the Go runtime keeps its threads for the life of
+// the process (nothing here locks one to a goroutine that ends). Other
+// SysProcAttr fields already set are kept. It is the one place this
+// module's code outside session and pkg/server arms the parent-death signal.
 func Own(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 }
 
 // Marked lists the live processes whose environment holds kv (KEY=value)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,5 +60,21 @@ func TestFindAndKill(t *testing.T) {
 	<-exited // reaped: no zombie left either
 	if left := Remaining(kv, procs); len(left) != 0 {
 		t.Fatalf("Remaining after Kill = %+v", left)
+	}
+}
+
+// TestOwnKeepsAttrs checks that Own adds its two fields to a SysProcAttr the
+// caller already set, rather than replacing it.
+func TestOwnKeepsAttrs(t *testing.T) {
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Noctty: true}
+	Own(cmd)
+	if a := cmd.SysProcAttr; !a.Setpgid || a.Pdeathsig != syscall.SIGKILL || !a.Noctty {
+		t.Fatalf("SysProcAttr after Own: %+v", a)
+	}
+	cmd = exec.Command("true")
+	Own(cmd)
+	if a := cmd.SysProcAttr; a == nil || !a.Setpgid || a.Pdeathsig != syscall.SIGKILL {
+		t.Fatalf("SysProcAttr after Own: %+v", a)
 	}
 }

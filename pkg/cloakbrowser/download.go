@@ -360,11 +360,11 @@ func verifySignature(msg, sigFile []byte, keys []ed25519.PublicKey) error {
 	return fmt.Errorf("no trusted key (of %d) verifies it: %w", len(keys), ErrBadSignature)
 }
 
-// pinnedKeys decodes PinnedSigningKeys, skipping malformed entries (another
+// pinnedKeys decodes pinnedSigningKeys, skipping malformed entries (another
 // key may still verify; with none, verification fails closed).
 func pinnedKeys() []ed25519.PublicKey {
 	var keys []ed25519.PublicKey
-	for _, s := range PinnedSigningKeys {
+	for _, s := range pinnedSigningKeys {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err == nil && len(b) == ed25519.PublicKeySize {
 			keys = append(keys, ed25519.PublicKey(b))

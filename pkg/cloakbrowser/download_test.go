@@ -645,8 +645,16 @@ func TestDownloadURLFor(t *testing.T) {
 }
 
 func TestPinnedKeysDecode(t *testing.T) {
-	if keys := pinnedKeys(); len(keys) != len(PinnedSigningKeys) {
-		t.Fatalf("decoded %d of %d pinned keys", len(keys), len(PinnedSigningKeys))
+	if keys := pinnedKeys(); len(keys) != len(pinnedSigningKeys) {
+		t.Fatalf("decoded %d of %d pinned keys", len(keys), len(pinnedSigningKeys))
+	}
+	// The exported accessor hands out a copy: changing it leaves the trust
+	// root alone.
+	k := PinnedSigningKeys()
+	k[0] = "AAAA"
+	_ = append(k, "BBBB")
+	if !slices.Equal(PinnedSigningKeys(), pinnedSigningKeys) || pinnedSigningKeys[0] == "AAAA" {
+		t.Fatal("PinnedSigningKeys() aliases the pinned keys")
 	}
 }
 

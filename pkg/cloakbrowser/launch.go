@@ -1,16 +1,24 @@
 package cloakbrowser
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
-// NetworkQuietArgs are the flags a browser needs on a closed network: without
+// networkQuietArgs are the flags a browser needs on a closed network: without
 // them Chromium keeps dialling Google services that never answer.
-var NetworkQuietArgs = []string{
+var networkQuietArgs = []string{
 	"--disable-background-networking",
 	"--disable-component-update",
 	"--disable-sync",
 	"--no-first-run",
 	"--disable-quic",
 }
+
+// NetworkQuietArgs returns a fresh copy of the flags a browser needs on a
+// closed network (without them Chromium keeps dialling Google services that
+// never answer); the caller may append to it.
+func NetworkQuietArgs() []string { return slices.Clone(networkQuietArgs) }
 
 // LaunchOptions are the parts of a browser command line a server chooses.
 type LaunchOptions struct {
@@ -27,7 +35,7 @@ type LaunchOptions struct {
 // asked, the stealth flags for a CloakBrowser binary, then the extra args. A
 // later --flag replaces an earlier one of the same name.
 func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
-	args := append([]string(nil), NetworkQuietArgs...)
+	args := NetworkQuietArgs()
 	if o.NoSandbox {
 		args = append(args, "--no-sandbox")
 	}

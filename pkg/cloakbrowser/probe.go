@@ -52,9 +52,9 @@ func ProbeVersion(ctx context.Context, bin string) (string, error) {
 		}
 		switch {
 		case err != nil && said == "":
-			return "", fmt.Errorf("%s --version: %v: %w", bin, err, ErrNotBrowser)
+			return "", fmt.Errorf("%s --version: %w: %w", bin, err, ErrNotBrowser)
 		case err != nil:
-			return "", fmt.Errorf("%s --version: %v, printed %q: %w", bin, err, said, ErrNotBrowser)
+			return "", fmt.Errorf("%s --version: %w, printed %q: %w", bin, err, said, ErrNotBrowser)
 		}
 		return "", fmt.Errorf("%s --version printed %q, not a Chromium version: %w", bin, said, ErrNotBrowser)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,9 +34,16 @@ const (
 	GitHubReleasesBase  = "https://github.com/CloakHQ/cloakbrowser/releases/download"
 )
 
-// PinnedSigningKeys are the base64 Ed25519 public keys that sign the
-// official SHA256SUMS manifests (the wrapper's BINARY_SIGNING_PUBKEYS).
-var PinnedSigningKeys = []string{"MKFKwIhUcKWq5xTuNA0Ovg99njcDEcEJvmWYYhApvaU="}
+// pinnedSigningKeys are the base64 Ed25519 public keys that sign the
+// official SHA256SUMS manifests (the wrapper's BINARY_SIGNING_PUBKEYS). They
+// are the trust root of download verification, so they are unexported: a
+// caller (or a test) trusting another key says so in Options.PublicKeys.
+var pinnedSigningKeys = []string{"MKFKwIhUcKWq5xTuNA0Ovg99njcDEcEJvmWYYhApvaU="}
+
+// PinnedSigningKeys returns a copy of the base64 Ed25519 public keys that
+// sign the official SHA256SUMS manifests (the wrapper's
+// BINARY_SIGNING_PUBKEYS); changing it changes nothing.
+func PinnedSigningKeys() []string { return slices.Clone(pinnedSigningKeys) }
 
 // Sources and engines reported in BinaryInfo.
 const (
@@ -96,7 +104,8 @@ type Options struct {
 	// CLOAKBROWSER_SKIP_CHECKSUM=true). It is not read from the environment:
 	// the caller maps that variable deliberately.
 	SkipChecksum bool
-	// PublicKeys verify SHA256SUMS.sig. If nil, PinnedSigningKeys.
+	// PublicKeys verify SHA256SUMS.sig. If nil, the pinned keys (see
+	// PinnedSigningKeys).
 	PublicKeys []ed25519.PublicKey
 	// HTTPClient fetches archives and manifests. If nil, a client with a
 	// 10-minute timeout.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -384,8 +385,11 @@ func (c Config) CapSet() map[string]bool {
 	return m
 }
 
-// KnownCaps are the capability groups --caps accepts.
-var KnownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "core"}
+// knownCaps are the capability groups --caps accepts.
+var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "core"}
+
+// KnownCaps returns a copy of the capability groups --caps accepts.
+func KnownCaps() []string { return slices.Clone(knownCaps) }
 
 // settingError is one Validate failure: "<setting>=<value>: <why>", keeping
 // the underlying error, if any, for errors.Is and errors.As.
@@ -441,12 +445,12 @@ func (c Config) Validate() error {
 		}
 	}
 	known := map[string]bool{}
-	for _, k := range KnownCaps {
+	for _, k := range knownCaps {
 		known[k] = true
 	}
 	for _, cp := range c.Caps {
 		if cp = strings.TrimSpace(cp); cp != "" && !known[cp] {
-			bad("--caps", cp, "unknown capability; known: "+strings.Join(KnownCaps, ", "))
+			bad("--caps", cp, "unknown capability; known: "+strings.Join(knownCaps, ", "))
 		}
 	}
 	switch c.SnapshotMode {

@@ -235,3 +235,14 @@ func TestErrorsKeepTheirCause(t *testing.T) {
 		})
 	}
 }
+
+func TestKnownCapsIsACopy(t *testing.T) {
+	k := KnownCaps()
+	if len(k) == 0 {
+		t.Fatal("no known caps")
+	}
+	k[0] = "changed"
+	if KnownCaps()[0] == "changed" {
+		t.Fatal("KnownCaps() aliases the accepted caps")
+	}
+}

@@ -144,20 +144,34 @@ func Check(ctx context.Context, o Options) (Info, error) {
 	return info, nil
 }
 
-// processEnv is guarded because playwright-go reads its settings from the
-// process environment, which this package writes once per process.
+// processEnv serializes the calls into playwright-go, which takes the node
+// to run (PLAYWRIGHT_NODEJS_PATH, also what spares it a Node.js download from
+// nodejs.org) and the npm registry (PLAYWRIGHT_GO_NPM_REGISTRY) from the
+// process environment only, and starts the driver with that environment:
+// neither its RunOptions nor its exec.Cmd take an Env. So the variables are
+// set only around one call (withEnv) and put back after it, under this lock;
+// the process environment is what it was between calls.
 var processEnv sync.Mutex
 
-func (o Options) exportEnv() {
+// playwrightEnv is what playwright-go must read for o: the node (never
+// empty here: Install and run check it first) and the registry, if any.
+func (o Options) playwrightEnv() map[string]string {
+	env := map[string]string{"PLAYWRIGHT_NODEJS_PATH": o.NodePath}
+	if o.Registry != "" {
+		env["PLAYWRIGHT_GO_NPM_REGISTRY"] = o.Registry
+	}
+	return env
+}
+
+// withEnv runs fn, a call into playwright-go, with vars set in the process
+// environment (an empty value unsets), and puts the previous values back
+// when it returns.
+func withEnv[T any](vars map[string]string, fn func() (T, error)) (T, error) {
 	processEnv.Lock()
 	defer processEnv.Unlock()
-	// playwright-go only skips its Node.js download (nodejs.org, unreachable on
-	// closed networks) when this is set.
-	os.Setenv("PLAYWRIGHT_NODEJS_PATH", o.NodePath)
-	if o.Registry != "" {
-		os.Setenv("PLAYWRIGHT_GO_NPM_REGISTRY", o.Registry)
-	}
-	// The driver's node flags are given per Run (see NodeFlags).
+	restore := setenv(vars)
+	defer restore()
+	return fn()
 }
 
 func (o Options) runOptions() *playwright.RunOptions {
@@ -178,14 +192,19 @@ func Install(ctx context.Context, o Options) (Info, error) {
 	if _, err := CheckNode(ctx, o.NodePath); err != nil {
 		return Info{Dir: o.Dir, NodePath: o.NodePath}, err
 	}
-	o.exportEnv()
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return Info{}, fmt.Errorf("create driver dir: %w", err)
 	}
 	// playwright.Install cannot be cancelled: on ctx's end it finishes (or
-	// fails) in the background, and its result is dropped.
+	// fails) in the background, its result dropped, and the environment is
+	// put back when it does.
 	errc := make(chan error, 1)
-	go func() { errc <- playwright.Install(o.runOptions()) }()
+	go func() {
+		_, err := withEnv(o.playwrightEnv(), func() (struct{}, error) {
+			return struct{}{}, playwright.Install(o.runOptions())
+		})
+		errc <- err
+	}()
 	select {
 	case err := <-errc:
 		if err != nil {

@@ -142,27 +142,20 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.exportEnv()
-	// Only for this Run: the environment names the real node again
-	// afterwards, so a later Run never wraps a shim in a shim.
-	var env map[string]string
+	// Only for this Run (see withEnv): between runs the environment is the
+	// process's own again, so a later Run never wraps a shim in a shim.
+	env := o.playwrightEnv()
 	if shim, serr := versionShim(o); serr == nil && shim != "" {
-		env = map[string]string{
-			"PLAYWRIGHT_NODEJS_PATH": shim,
-			driverTmpEnv:             d.tmp,
-			driverParentEnv:          strconv.Itoa(os.Getpid()),
-			driverArgsEnv:            strings.Join(flags, " "),
-		}
+		env["PLAYWRIGHT_NODEJS_PATH"] = shim
+		env[driverTmpEnv] = d.tmp
+		env[driverParentEnv] = strconv.Itoa(os.Getpid())
+		env[driverArgsEnv] = strings.Join(flags, " ")
 	} else if _, set := os.LookupEnv("NODE_OPTIONS"); !set {
 		// No shim to put the flags on node's command line: NODE_OPTIONS
 		// carries those node accepts there. A user's own NODE_OPTIONS wins.
-		env = map[string]string{"NODE_OPTIONS": strings.Join(nodeOptionsFlags(flags), " ")}
+		env["NODE_OPTIONS"] = strings.Join(nodeOptionsFlags(flags), " ")
 	}
-	processEnv.Lock()
-	restore := setenv(env)
-	pw, err := playwright.Run(o.runOptions())
-	restore()
-	processEnv.Unlock()
+	pw, err := withEnv(env, func() (*playwright.Playwright, error) { return playwright.Run(o.runOptions()) })
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)
 	}

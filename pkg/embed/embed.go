@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
@@ -387,7 +388,7 @@ func StartCommand(ctx context.Context, name string, o Options) (*Client, error) 
 			// a server that dies at start has its last words in the log.
 			cmd.Stderr = log
 			cmd.WaitDelay = 5 * time.Second
-			setProcAttr(cmd)
+			proctree.Own(cmd) // its own process group, killed with us
 			return cmd, nil
 		}))
 	if err := tr.Start(ctx); err != nil {

@@ -2,8 +2,4 @@
 
 package embed
 
-import "os/exec"
-
-func setProcAttr(cmd *exec.Cmd) {}
-
 func killGroup(pgid int) {}

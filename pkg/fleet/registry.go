@@ -110,7 +110,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 	}
 	opt, err := redis.ParseURL(o.RedisURL)
 	if err != nil {
-		return nil, fmt.Errorf("--redis-url: %v (want redis://[user:password@]host:port[/db] or rediss:// for TLS)", err)
+		return nil, fmt.Errorf("--redis-url: %w (want redis://[user:password@]host:port[/db] or rediss:// for TLS)", err)
 	}
 	// Nothing may wait on Redis for long: the registry is a hint.
 	opt.DialTimeout = time.Second
@@ -125,7 +125,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 	}
 	if err := r.beat(ctx); err != nil {
 		_ = r.rdb.Close()
-		return nil, fmt.Errorf("redis at %s is unreachable (%v): start it or fix --redis-url", opt.Addr, err)
+		return nil, fmt.Errorf("redis at %s is unreachable (%w): start it or fix --redis-url", opt.Addr, err)
 	}
 	r.healthy = true
 	go r.run()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
@@ -137,7 +138,7 @@ func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
-	setPdeathsig(cmd)
+	proctree.Own(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}

@@ -72,7 +72,7 @@ func Binary(t testing.TB) string {
 		buildPath = filepath.Join(dir, "cloakbrowser-mcp")
 		out, err := exec.Command("go", "build", "-o", buildPath, MainPackage).CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build %s: %v\n%s", MainPackage, err, out)
+			buildErr = fmt.Errorf("go build %s: %w\n%s", MainPackage, err, out)
 		}
 	})
 	if buildErr != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 )
 
 // Notifications records what a server sends a client unasked: log
@@ -145,7 +147,7 @@ func StartRaw(t testing.TB, bin string, o Options) *Raw {
 	r := &Raw{Stderr: &SyncBuffer{}, lines: make(chan map[string]any, 1024)}
 	cmd.Stderr = r.Stderr
 	cmd.WaitDelay = 5 * time.Second
-	setPdeathsig(cmd)
+	proctree.Own(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 )
 
 // Redis is a real redis-server (Debian's package) on a loopback port, with
@@ -64,7 +66,7 @@ func (r *Redis) Start() {
 	out := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
-	setPdeathsig(cmd)
+	proctree.Own(cmd)
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start redis-server: %v", err)
 	}

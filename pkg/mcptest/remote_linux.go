@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 )
 
@@ -49,9 +50,9 @@ func StartRemoteChromium(t testing.TB) *Remote {
 	t.Helper()
 	profile := t.TempDir()
 	args := append([]string{"--headless", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs...)
+		"--user-data-dir=" + profile}, cloakbrowser.NetworkQuietArgs()...)
 	cmd := exec.Command(Chromium(t), append(args, "about:blank")...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	proctree.Own(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
