@@ -77,13 +77,14 @@ func TestStartWithoutDriverFailsClearly(t *testing.T) {
 // TestInstallFromUnreachableRegistry shows the error an offline machine gets.
 func TestInstallFromUnreachableRegistry(t *testing.T) {
 	t.Setenv("PLAYWRIGHT_GO_NPM_REGISTRY", "")
+	nodeBefore := os.Getenv("PLAYWRIGHT_NODEJS_PATH")
 	_, err := Install(t.Context(), Options{Dir: t.TempDir(), NodePath: fakeNode(t, "v20.0.0"), Registry: "http://127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "PLAYWRIGHT_GO_NPM_REGISTRY") {
 		t.Fatalf("err %v", err)
 	}
 	// The node and registry reached playwright-go for that call only.
-	if got := os.Getenv("PLAYWRIGHT_NODEJS_PATH"); got != nodeFromEnv {
-		t.Errorf("PLAYWRIGHT_NODEJS_PATH after Install = %q, want the process's own %q", got, nodeFromEnv)
+	if got := os.Getenv("PLAYWRIGHT_NODEJS_PATH"); got != nodeBefore {
+		t.Errorf("PLAYWRIGHT_NODEJS_PATH after Install = %q, want the process's own %q", got, nodeBefore)
 	}
 	if v, set := os.LookupEnv("PLAYWRIGHT_GO_NPM_REGISTRY"); v != "" {
 		t.Errorf("PLAYWRIGHT_GO_NPM_REGISTRY after Install = %q (set %v), want it as before", v, set)
