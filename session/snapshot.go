@@ -125,12 +125,12 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		s := t.snap
 		switch {
 		case s == nil || r.nav != t.lastNav:
-		case r.sameAs(t.snapBase) && !t.snapMarksOff:
+		case r.SameAs(t.snapBase) && !t.snapMarksOff:
 			// Nothing changed since the last snapshot: it is the answer.
 			t.snapBase = r.NewBase
 			t.mu.Unlock()
 			return s, nil
-		case settled && r.clickedOnly(t.snapBase):
+		case settled && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
 			// off, so it is not served as a page snapshot again.

@@ -2,267 +2,18 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf16"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/watch"
 )
 
-// The watch tells whether a page changed since its last AI snapshot, for
-// one cheap call instead of a new snapshot: the after-action snapshot of an
-// action that changed nothing is skipped, and a repeated snapshot of an
-// unchanged page is served from the last one.
-//
-// It lives in an isolated world of the page's main frame (created over the
-// tab's CDP session): the page's own scripts can neither see it nor hook
-// the DOM APIs it uses. Per document it keeps a MutationObserver (DOM,
-// attributes, text — in the document, every open shadow root and every
-// same-origin frame) and, at each read, compares with its base (the state
-// when the last snapshot was taken):
-//   - form controls' values, checked and selected states (properties, which
-//     no mutation reports);
-//   - the focused element (shadow roots and same-origin frames included);
-//   - the :hover chain, when a style sheet can show or hide on :hover (or
-//     cannot be read: a cross-origin sheet);
-//   - running animations and transitions of display, visibility, content
-//     or cursor;
-//   - the number of style sheets and rules (CSSOM insertions), new shadow
-//     roots and frame documents, and location.href;
-//   - popovers toggling.
-//
-// A page with a frame the watch cannot enter (cross-origin, sandboxed) is
-// always snapshotted, as is one in a tab whose page was also driven by
-// other means (browser_evaluate, a resize, emulation, the CDP proxy).
-//
-// Reading also marks a new base, and every read says which base it
-// compared with: a snapshot stands on the base marked just before it, so a
-// change that lands between the mark and the snapshot only costs a new
-// snapshot next time, never a missed one.
-
-// watchWorld names the isolated world the watch runs in.
-const watchWorld = "cbm"
-
-// watchSource is the watch: an expression returning the read as JSON-able
-// object. %t is whether to mark a new base; %t whether to let the page's
-// queued tasks run first (after an action: the updates its handlers left
-// to a zero timer or a microtask).
-const watchSource = `(async (mark, afterAction) => {
-if (afterAction) await new Promise(r => setTimeout(r, 0));
-const W = globalThis.__w || (globalThis.__w = (() => {
-  let n = 0, id = Math.floor(Math.random() * 2147483648), base = null;
-  const seen = new WeakSet();
-  const bump = () => { n++; };
-  const mo = new MutationObserver(r => { n += r.length; });
-  const observe = r => {
-    if (seen.has(r)) return false;
-    seen.add(r);
-    mo.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
-    r.addEventListener('toggle', bump, true);
-    return true;
-  };
-  const ctlKey = e => {
-    if (e.localName === 'select') { let s = ''; for (const o of e.options) s += o.selected ? '1' : '0'; return s; }
-    if (e.type === 'checkbox' || e.type === 'radio') return (e.checked ? 'c1' : 'c0') + (e.indeterminate ? 'i' : '');
-    return 'v' + e.value;
-  };
-  const scan = () => {
-    const roots = [], controls = new Map();
-    let foreign = 0, added = 0;
-    const visit = root => {
-      if (observe(root)) added++;
-      roots.push(root);
-      const doc = root.nodeType === 9 ? root : root.ownerDocument;
-      const it = doc.createTreeWalker(root, 1);
-      for (let e = it.nextNode(); e; e = it.nextNode()) {
-        if (e.shadowRoot) visit(e.shadowRoot);
-        switch (e.localName) {
-        case 'input': case 'textarea': case 'select': controls.set(e, ctlKey(e)); break;
-        case 'iframe': case 'frame': {
-          let d = null;
-          try { d = e.contentDocument; } catch (_) {}
-          if (d) visit(d); else foreign++;
-        }
-        }
-      }
-    };
-    visit(document);
-    return { roots, controls, foreign, added };
-  };
-  const deepFocus = () => {
-    let a = document.activeElement;
-    for (let i = 0; a && i < 64; i++) {
-      let next = null;
-      if (a.shadowRoot && a.shadowRoot.activeElement) next = a.shadowRoot.activeElement;
-      else if (a.localName === 'iframe' || a.localName === 'frame') { try { next = a.contentDocument && a.contentDocument.activeElement; } catch (_) {} }
-      if (!next || next === a) break;
-      a = next;
-    }
-    return a;
-  };
-  const hoverChain = () => {
-    const out = [];
-    let r = document;
-    for (let i = 0; r && i < 64; i++) {
-      const hs = r.querySelectorAll(':hover');
-      if (!hs.length) break;
-      for (const e of hs) out.push(e);
-      const last = hs[hs.length - 1];
-      let next = last.shadowRoot;
-      if (!next && (last.localName === 'iframe' || last.localName === 'frame')) { try { next = last.contentDocument; } catch (_) {} }
-      r = next;
-    }
-    return out;
-  };
-  const sheetsOf = root => [...(root.styleSheets || []), ...(root.adoptedStyleSheets || [])];
-  const shown = ['display', 'visibility', 'content', 'cursor', 'content-visibility'];
-  // The selectors of :hover rules that can show, hide or label elements,
-  // per sheet (kept while its rule count holds); null when a sheet cannot
-  // be read (cross-origin) or a selector cannot be matched.
-  const hoverCache = new WeakMap();
-  const pseudo = /::?(before|after|marker|placeholder|first-line|first-letter|selection|backdrop|file-selector-button)\b/g;
-  const hoverSels = (rules, inHover, depth, out) => {
-    for (const r of rules) {
-      const hov = inHover || (typeof r.selectorText === 'string' && r.selectorText.includes(':hover'));
-      if (hov && r.style && typeof r.selectorText === 'string') for (const p of shown) if (r.style.getPropertyValue(p)) { out.push(r.selectorText.replace(pseudo, '')); break; }
-      if (r.styleSheet && !hoverSheetSels(r.styleSheet, hov, depth + 1, out)) return false;
-      if (r.cssRules && depth < 16 && !hoverSels(r.cssRules, hov, depth + 1, out)) return false;
-    }
-    return true;
-  };
-  const hoverSheetSels = (sh, inHover, depth, out) => {
-    let rules;
-    try { rules = sh.cssRules; } catch (_) { return false; }
-    return !!rules && depth < 16 && hoverSels(rules, inHover, depth, out);
-  };
-  // hoverMatches lists the elements :hover rules show, hide or label now,
-  // or returns null when that cannot be told.
-  const hoverMatches = roots => {
-    const out = [];
-    for (const root of roots) for (const sh of sheetsOf(root)) {
-      let c = hoverCache.get(sh), len = -1;
-      try { len = sh.cssRules.length; } catch (_) { return null; }
-      if (!c || c.len !== len) {
-        const sels = [];
-        c = { len, sels: hoverSheetSels(sh, false, 0, sels) ? sels : null };
-        hoverCache.set(sh, c);
-      }
-      if (!c.sels) return null;
-      for (const sel of c.sels) {
-        try { for (const e of root.querySelectorAll(sel)) out.push(e); } catch (_) { return null; }
-      }
-    }
-    return out;
-  };
-  const animKeys = ['display', 'visibility', 'content', 'contentVisibility', 'cursor'];
-  const animating = roots => {
-    for (const root of roots) {
-      if (!root.getAnimations) continue;
-      for (const an of root.getAnimations()) {
-        if (an.playState !== 'running' && !an.pending) continue;
-        if (typeof an.transitionProperty === 'string') {
-          if (shown.includes(an.transitionProperty)) return true;
-          continue;
-        }
-        let kf = null;
-        try { kf = an.effect && an.effect.getKeyframes(); } catch (_) { return true; }
-        if (kf) for (const k of kf) for (const p of animKeys) if (p in k) return true;
-      }
-    }
-    return false;
-  };
-  const ruleCount = roots => {
-    let c = 0;
-    for (const root of roots) for (const sh of sheetsOf(root)) { c++; try { c += sh.cssRules.length; } catch (_) {} }
-    return c;
-  };
-  const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-  const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
-  return (mark) => {
-    n += mo.takeRecords().length;
-    const s = scan();
-    const focus = deepFocus(), hover = hoverChain(), shows = hoverMatches(s.roots), rules = ruleCount(s.roots), href = location.href;
-    const out = { t: document.title, x: s.foreign, b: base ? base.id : 0 };
-    if (base) {
-      let changed = 0, which = null;
-      for (const [e, k] of s.controls) if (base.controls.get(e) !== k) { changed++; which = e; }
-      for (const e of base.controls.keys()) if (!s.controls.has(e)) changed++;
-      out.m = n - base.n;
-      out.c = changed;
-      if (changed === 1 && which && typeof which.value === 'string' && which.type !== 'checkbox' && which.type !== 'radio' && which.localName !== 'select') {
-        out.v = hash(which.value);
-        out.vf = which === focus;
-      }
-      out.f = focus !== base.focus;
-      out.fh = out.f && (!focus || hover.includes(focus));
-      out.h = !same(hover, base.hover) && (!shows || !base.shows || !same(shows, base.shows));
-      out.r = rules !== base.rules || s.added > 0;
-      out.u = href !== base.href;
-    }
-    out.a = animating(s.roots);
-    if (mark) { base = { id: ++id, n, controls: s.controls, focus, hover, shows, rules, href }; out.nb = id; }
-    return out;
-  };
-})());
-return W(mark);
-})(%t, %t)`
-
-// watchRead is what one read of the watch says.
+// watchRead is one read of the watch and the tab's navigation count when
+// it was made.
 type watchRead struct {
-	Title    string  `json:"t"`
-	Foreign  int     `json:"x"`  // frames the watch cannot enter
-	Base     int     `json:"b"`  // the base this read compared with (0: none yet)
-	NewBase  int     `json:"nb"` // the base it marked (0: none)
-	Muts     int     `json:"m"`  // mutations since the base
-	Controls int     `json:"c"`  // form controls whose state changed
-	Value    *string `json:"v"`  // the one changed control's value, hashed
-	ValueFoc bool    `json:"vf"` // that control has the focus
-	Focus    bool    `json:"f"`
-	FocusHov bool    `json:"fh"` // focus moved to an element under the pointer
-	Hover    bool    `json:"h"`
-	Anim     bool    `json:"a"`
-	Rules    bool    `json:"r"`
-	URL      bool    `json:"u"`
-
-	nav int // the tab's navigation count when read
-}
-
-// sameAs reports whether the page is as it was at base.
-func (r *watchRead) sameAs(base int) bool {
-	return r.quietSince(base) && r.Controls == 0 && !r.Focus
-}
-
-// clickedOnly is sameAs but for focus moving to the element under the
-// pointer: what a click on it does, which an after-action diff leaves out.
-func (r *watchRead) clickedOnly(base int) bool {
-	return r.quietSince(base) && r.Controls == 0 && (!r.Focus || r.FocusHov)
-}
-
-// quietSince is sameAs but for form controls and focus.
-func (r *watchRead) quietSince(base int) bool {
-	return base != 0 && r.Base == base && r.Foreign == 0 && r.Muts == 0 &&
-		!r.Hover && !r.Anim && !r.Rules && !r.URL
-}
-
-// onlyTyped reports whether the one change since base is text in the
-// focused field: its value is now text.
-func (r *watchRead) onlyTyped(base int, text string) bool {
-	return r.quietSince(base) && r.Controls == 1 && r.Value != nil && *r.Value == valueHash(text) &&
-		(!r.Focus || r.ValueFoc)
-}
-
-// valueHash is the watch's hash of a value: FNV-1a over its UTF-16 code
-// units, then its length in them.
-func valueHash(s string) string {
-	units := utf16.Encode([]rune(s))
-	h := uint32(0x811c9dc5)
-	for _, u := range units {
-		h ^= uint32(u)
-		h *= 0x01000193
-	}
-	return fmt.Sprintf("%x:%d", h, len(units))
+	*watch.Read
+	nav int
 }
 
 // watchTimeout bounds a read: the page answered a probe a moment ago, or
@@ -283,7 +34,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 	if err != nil {
 		return nil, err
 	}
-	expr := fmt.Sprintf(watchSource, mark, afterAction)
+	expr := watch.Expression(mark, afterAction)
 	for attempt := 0; ; attempt++ {
 		nav := t.LastNavSeq()
 		cid, err := t.watchContext(ctx, nav)
@@ -304,12 +55,11 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 			}
 			return nil, err
 		}
-		r, err := decodeWatch(res)
+		r, err := watch.Decode(res)
 		if err != nil {
 			return nil, err
 		}
-		r.nav = nav
-		return r, nil
+		return &watchRead{Read: r, nav: nav}, nil
 	}
 }
 
@@ -319,24 +69,6 @@ var errWatchOff = errors.New("the page is driven by other means too; no watch")
 // proxy client can drive the page behind its back.
 func (t *Tab) watchable() bool {
 	return t.g.s.CDP() == nil
-}
-
-func decodeWatch(res any) (*watchRead, error) {
-	m, _ := res.(map[string]any)
-	if ex, ok := m["exceptionDetails"]; ok {
-		b, _ := json.Marshal(ex)
-		return nil, fmt.Errorf("watch: %s", clip.Short(firstLine(string(b))))
-	}
-	inner, _ := m["result"].(map[string]any)
-	b, err := json.Marshal(inner["value"])
-	if err != nil {
-		return nil, err
-	}
-	var r watchRead
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("watch: %w", err)
-	}
-	return &r, nil
 }
 
 // watchContext is the execution context of the watch's world in the main
@@ -357,7 +89,7 @@ func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.Send("Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": watchWorld})
+		return s.Send("Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": watch.World})
 	})
 	if err != nil {
 		return 0, err
@@ -428,7 +160,7 @@ func (t *Tab) OnlyTyped(text string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.settledLocked()
-	if r == nil || !r.onlyTyped(t.snapBase, text) {
+	if r == nil || !r.OnlyTyped(t.snapBase, text) {
 		return false
 	}
 	t.settled = nil
