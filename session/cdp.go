@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // ErrOwnership means the browser's internal DevTools endpoint could not be
@@ -342,7 +343,7 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 
 // proofTab is the generation's first tab (a persistent context opens with
 // one), or a new tab if it has none.
-func proofTab(ctx context.Context, g *Generation) (*Tab, error) {
+func proofTab(ctx context.Context, g *Generation) (*page.Tab, error) {
 	if tabs := g.Tabs(); len(tabs) > 0 {
 		return tabs[0], nil
 	}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -82,12 +83,12 @@ func (g *Generation) filterOrigins(ctx context.Context) error {
 		return nil
 	}
 	handler := func(r playwright.Route) {
-		_ = run(context.Background(), g, "filter a request by origin", stopOn{}, func() error {
+		_ = page.Run(context.Background(), g.Context, "filter a request by origin", func() error {
 			if f.Blocks(r.Request().URL()) {
 				return r.Abort("blockedbyclient")
 			}
 			return r.Fallback()
 		})
 	}
-	return run(ctx, g, "install the origin filter", stopOn{}, func() error { return g.bc.Route("**", handler) })
+	return page.Run(ctx, g.Context, "install the origin filter", func() error { return g.bc.Route("**", handler) })
 }

@@ -15,14 +15,16 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/flight"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 var (
 	// ErrClosed means the session was closed; no browser call is admitted.
 	ErrClosed = errors.New("session closed")
-	// ErrBrowserGone means the browser of the current generation was lost.
-	ErrBrowserGone = errors.New("browser gone")
+	// ErrBrowserGone means the browser of the current generation was lost
+	// (the door's own error, page.ErrBrowserGone).
+	ErrBrowserGone = page.ErrBrowserGone
 )
 
 // Config is the launch configuration of a session. It stays the same for
@@ -49,7 +51,7 @@ type Config struct {
 	// LaunchTimeout bounds one browser launch. If zero, 60s.
 	LaunchTimeout time.Duration
 	// Viewport sets the page size; if nil, Playwright's default (1280x720).
-	Viewport *Size
+	Viewport *page.Size
 	// Shared, if set, makes each generation a fresh BrowserContext in this
 	// shared browser ("context" isolation) instead of a browser of the
 	// session's own with a temporary profile. If nil, the session launches
@@ -127,7 +129,7 @@ func (c Config) navigationTimeout() time.Duration {
 
 func (c Config) settleTimeout() time.Duration {
 	if c.SettleTimeout <= 0 {
-		return requestsMax
+		return page.DefaultSettleTimeout
 	}
 	return c.SettleTimeout
 }
@@ -509,7 +511,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		}
 		return nil, launchError(bin, err)
 	}
-	g := newGeneration(s, n, bc, profile, temp)
+	g := newGeneration(s, n, bc, profile, temp, nil)
 	// A persistent context takes no storage state option: load it after.
 	if err := g.prepare(ctx, pw, true, false); err != nil {
 		g.dispose(context.Background())

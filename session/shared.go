@@ -302,7 +302,7 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 		return nil, err
 	}
 	// No profile directory: disposing the generation closes the context only.
-	g := newGeneration(s, n, bc, "", false)
+	g := newGeneration(s, n, bc, "", false, nil)
 	pw, err := s.drv.Get(ctx)
 	if err == nil {
 		err = g.prepare(ctx, pw, false, false)

@@ -94,3 +94,9 @@ func shortRun(w string) string {
 	}
 	return fmt.Sprintf("%s… (%d chars)", Prefix(w, Max), n)
 }
+
+// FirstLine is s up to its first newline.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

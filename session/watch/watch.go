@@ -85,7 +85,7 @@ func Decode(res any) (*Read, error) {
 	m, _ := res.(map[string]any)
 	if ex, ok := m["exceptionDetails"]; ok {
 		b, _ := json.Marshal(ex)
-		return nil, fmt.Errorf("watch: %s", clip.Short(firstLine(string(b))))
+		return nil, fmt.Errorf("watch: %s", clip.Short(clip.FirstLine(string(b))))
 	}
 	inner, _ := m["result"].(map[string]any)
 	b, err := json.Marshal(inner["value"])
@@ -97,9 +97,4 @@ func Decode(res any) (*Read, error) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	return &r, nil
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -153,7 +153,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	for {
 		var err error
 		opts := o.pageWithin(ctx, budget)
-		text, err = call(ctx, t.g, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
+		text, err = call(ctx, t.c, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
 		var te *TimeoutError
 		if err == nil {
 			break

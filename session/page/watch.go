@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 		if err != nil {
 			return nil, err
 		}
-		res, err := call(ctx, t.g, "read the page's state", stopOn{modal: t}, func() (any, error) {
+		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t}, func() (any, error) {
 			return s.Send("Runtime.evaluate", map[string]any{
 				"expression": expr, "contextId": cid, "returnByValue": true, "awaitPromise": true,
 			})
@@ -68,7 +68,7 @@ var errWatchOff = errors.New("the page is driven by other means too; no watch")
 // watchable reports whether the watch can be trusted on this tab: no CDP
 // proxy client can drive the page behind its back.
 func (t *Tab) watchable() bool {
-	return t.g.s.CDP() == nil
+	return t.c.env.Watch
 }
 
 // watchContext is the execution context of the watch's world in the main
@@ -84,7 +84,7 @@ func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	res, err := call(ctx, t.g, "open the watch's world", stopOn{modal: t}, func() (any, error) {
+	res, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t}, func() (any, error) {
 		s, err := t.cdpSession(ctx)
 		if err != nil {
 			return nil, err

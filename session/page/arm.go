@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func (t *Tab) ArmFileChooser(files []InputFile, done func(error)) {
 // armedCtx bounds the answer to an armed dialog or chooser: nobody waits
 // for it but the page.
 func (t *Tab) armedCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), t.g.s.cfg.actionTimeout())
+	return context.WithTimeout(context.Background(), t.c.env.ActionTimeout)
 }
 
 // takeArmedDialog answers d as armed, if a dialog is armed, and disarms.
@@ -82,7 +82,7 @@ func (t *Tab) takeArmedDialog(d playwright.Dialog) bool {
 	if ad == nil {
 		return false
 	}
-	t.g.goOwned(func() {
+	t.c.Go(func() {
 		ctx, cancel := t.armedCtx()
 		defer cancel()
 		err := t.answerDialog(ctx, d, ad.answer)
@@ -104,7 +104,7 @@ func (t *Tab) takeArmedChooser(fc playwright.FileChooser) bool {
 	if ac == nil {
 		return false
 	}
-	t.g.goOwned(func() {
+	t.c.Go(func() {
 		var err error
 		if len(ac.paths) > 0 {
 			ctx, cancel := t.armedCtx()
