@@ -164,7 +164,7 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 	}
 	st, err := os.Stat(tmp)
 	if err != nil {
-		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
+		return "", 0, fmt.Errorf("read the browser's copy: %w", err)
 	}
 	size := st.Size()
 	if err := s.reserveBytes(size); err != nil {
@@ -216,7 +216,7 @@ func (s *Session) releaseBytes(size int64) {
 func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
+		return "", 0, fmt.Errorf("read the browser's copy: %w", err)
 	}
 	defer in.Close()
 	ext := filepath.Ext(name)
@@ -231,7 +231,7 @@ func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, 
 			continue
 		}
 		if err != nil {
-			return "", 0, fmt.Errorf("save the download: %v", err)
+			return "", 0, fmt.Errorf("save the download: %w", err)
 		}
 		// The budget was checked against size: copy no more than that.
 		n, err := io.Copy(out, io.LimitReader(in, size))
@@ -240,7 +240,7 @@ func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, 
 		}
 		if err != nil {
 			_ = root.Remove(cand)
-			return "", 0, fmt.Errorf("save the download: %v", err)
+			return "", 0, fmt.Errorf("save the download: %w", err)
 		}
 		return filepath.Join(dir, cand), n, nil
 	}

@@ -142,7 +142,7 @@ func classify(op string, err error, lost bool) error {
 	if errors.Is(err, playwright.ErrTimeout) || strings.HasPrefix(msg, "Timeout ") {
 		return &TimeoutError{Op: op, Msg: msg, Err: err}
 	}
-	if strings.Contains(msg, "Target page, context or browser has been closed") || strings.Contains(msg, "Target closed") {
+	if errors.Is(err, playwright.ErrTargetClosed) {
 		return &PageError{Op: op, Msg: msg, Err: ErrTabClosed}
 	}
 	return &PageError{Op: op, Msg: msg, Err: err}
