@@ -136,38 +136,27 @@ func (g *Generation) BrowserVersion() string {
 // itself). Safe to call more than once; later calls return at once.
 func (g *Generation) dispose(ctx context.Context) {
 	g.dispOnce.Do(func() {
-		closeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if g.remote != nil {
-				g.remote.detach()
-				return
-			}
-			_ = g.bc.Close()
-		}()
-		select {
-		case <-done:
-		case <-closeCtx.Done():
-			g.s.log.Warn().Int("generation", g.N).Msg("browser close timed out; killing")
+		log := g.s.log.With().Int("generation", g.N).Logger()
+		c := browserClose{
+			close: func() { _ = g.bc.Close() },
+			lost:  g.markLost,
+			drain: func() {
+				if !g.Drain(5 * time.Second) {
+					log.Warn().Msg("browser calls still running after dispose")
+				}
+			},
+			log:  log,
+			what: "browser",
 		}
-		g.markLost()
-		if g.ProfileDir != "" && g.remote == nil {
-			killAndWait(g.ProfileDir, 5*time.Second)
+		if g.remote != nil {
+			c.close = g.remote.detach // the browser is someone else's
+		} else {
+			c.kill = g.ProfileDir
 		}
-		// The browser is closed (or killed): every call in flight has ended
-		// or ends now.
-		if !g.Drain(5 * time.Second) {
-			g.s.log.Warn().Int("generation", g.N).Msg("browser calls still running after dispose")
-		}
-		<-done
 		if g.tempDir {
-			if err := removeAllRetry(g.ProfileDir); err != nil {
-				g.s.log.Warn().Err(err).Msg("remove temp profile")
-			}
+			c.remove = g.ProfileDir
 		}
-		g.s.log.Info().Int("generation", g.N).Msg("browser disposed")
+		closeBrowser(ctx, c)
 	})
 }
 

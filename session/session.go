@@ -276,47 +276,32 @@ func (s *Session) live() (*Generation, error) {
 // the next one and makes it current. It runs on the flight's goroutine,
 // bounded by the launch timeout and the session's life.
 func (s *Session) relaunch() (*Generation, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if s.gen != nil && !s.gen.Lost() {
-		// A launch that ended just before this one began.
-		g := s.gen
-		s.mu.Unlock()
-		return g, nil
-	}
-	old := s.gen
-	s.gen = nil
-	s.lastGen++
-	n := s.lastGen
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.launchTimeout())
-	defer cancel()
-	if old != nil {
-		// The old generation is unreachable from here on; dispose of it.
-		old.dispose(ctx)
-	}
-	g, err := s.launch(ctx, n)
-	if err == nil {
-		if err = s.ready(ctx, g); err != nil {
-			g.dispose(context.Background())
-			g = nil
-		}
-	}
-	s.mu.Lock()
-	if s.closed && g != nil {
-		s.mu.Unlock()
-		g.dispose(context.Background())
-		return nil, ErrClosed
-	}
-	s.gen = g
-	s.mu.Unlock()
-	if g != nil && old != nil {
+	g, replaced, err := restartRule[*Generation]{
+		mu: &s.mu, cur: &s.gen, n: &s.lastGen, closed: &s.closed,
+		alive:   func(g *Generation) bool { return !g.Lost() },
+		ctx:     s.ctx,
+		timeout: s.cfg.launchTimeout(),
+		launch:  s.launchReady,
+		dispose: func(ctx context.Context, g *Generation) { g.dispose(ctx) },
+	}.relaunch()
+	if g != nil && replaced {
 		s.notify(NoticeNotice, "browser", "browser relaunched (generation %d) after the previous one was lost", g.N)
 	}
 	return g, err
+}
+
+// launchReady launches generation n and readies it; a generation that
+// fails to get ready is disposed of.
+func (s *Session) launchReady(ctx context.Context, n int) (*Generation, error) {
+	g, err := s.launch(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ready(ctx, g); err != nil {
+		g.dispose(context.Background())
+		return nil, err
+	}
+	return g, nil
 }
 
 // ready runs the OnGeneration hooks on a just-launched generation, then, if
