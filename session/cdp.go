@@ -42,9 +42,10 @@ const (
 // <profile>/DevToolsActivePort, never guessed.
 var internalDebuggingArgs = []string{"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"}
 
-// CDP is a session's managed CDP endpoint (DESIGN.md §2.2): a port lease
-// stable for the session's life, the capability proxy serving on it, and the
-// ownership proof that gates every publication. The browser, its internal
+// CDP is a session's managed CDP endpoint: a port lease stable for the
+// session's life, the capability proxy serving on it (clients reach the
+// browser only through it, with a capability of the current generation),
+// and the ownership proof that gates every publication. The browser, its internal
 // endpoint, the generation and the capability are replaced on each restart;
 // the port is not.
 //

@@ -32,7 +32,7 @@ type Notice struct {
 	// Kind names the source: "console", "crash", "browser", "idle",
 	// "download".
 	Kind string
-	// Text is one human-readable line (page text is cut to MaxEntryText).
+	// Text is one human-readable line (page text is cut as page.Cut does).
 	Text string
 }
 

@@ -85,8 +85,8 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.waitLoaded(ctx)
 		return
 	}
-	if t.PendingSince(seq) > 0 {
-		t.pollUntil(ctx, t.c.env.SettleTimeout, func() bool { return t.PendingSince(seq) == 0 })
+	if t.pendingSince(seq) > 0 {
+		t.pollUntil(ctx, t.c.env.SettleTimeout, func() bool { return t.pendingSince(seq) == 0 })
 		return
 	}
 	if r != nil && r.nav == t.LastNavSeq() {
@@ -107,7 +107,7 @@ func (t *Tab) roundTrip(ctx context.Context) {
 // It watches the tab's events rather than calling WaitForLoadState, so no
 // Playwright call outlives it.
 func (t *Tab) waitLoaded(ctx context.Context) {
-	t.pollUntil(ctx, loadMax, func() bool { return t.Loaded() || t.NetQuietFor() >= loadQuiet })
+	t.pollUntil(ctx, loadMax, func() bool { return t.Loaded() || t.netQuietFor() >= loadQuiet })
 }
 
 // pollUntil checks done at each change of the tab's load state or requests

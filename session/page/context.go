@@ -193,8 +193,8 @@ func (c *Context) modalElsewhere(t *Tab) (<-chan struct{}, func() *Tab) {
 	return c.modalCh, blocker
 }
 
-// IndexOf returns a tab's index, or -1.
-func (c *Context) IndexOf(t *Tab) int {
+// indexOf returns a tab's index, or -1.
+func (c *Context) indexOf(t *Tab) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, x := range c.tabs {

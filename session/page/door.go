@@ -262,7 +262,7 @@ func call[T any](ctx context.Context, c *Context, op string, stop stopOn, fn fun
 				if ms := o.Modals(); len(ms) > 0 {
 					desc = ms[0].Description
 				}
-				return zero, &BlockedError{Tab: c.IndexOf(o), Modal: desc}
+				return zero, &BlockedError{Tab: c.indexOf(o), Modal: desc}
 			}
 			// Handled meanwhile: watch again.
 			elsewhere, grace = nil, nil

@@ -179,6 +179,3 @@ func (e *Element) AISnapshot(ctx context.Context, o SnapshotOptions) (string, er
 	opts := playwright.LocatorAriaSnapshotOptions{Mode: po.Mode, Timeout: po.Timeout, Depth: po.Depth, Boxes: po.Boxes}
 	return call(ctx, e.tab.c, "snapshot "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.AriaSnapshot(opts) })
 }
-
-// Tab is the tab the element is on.
-func (e *Element) Tab() *Tab { return e.tab }

@@ -17,10 +17,10 @@ import (
 // ErrUnknownTimezone means the browser's ICU does not know a timezone name.
 var ErrUnknownTimezone = errors.New("unknown timezone")
 
-// Emulation is what the server overrides on a tab through CDP (a device,
+// emulationState is what the server overrides on a tab through CDP (a device,
 // locale, timezone); the overrides live as long as the tab. The fields are
 // guarded by the tab's mutex.
-type Emulation struct {
+type emulationState struct {
 	// turn serializes the tab's emulation changes, which take several
 	// browser calls each; made on first use.
 	turn chan struct{}
@@ -120,7 +120,7 @@ func (t *Tab) EmulateDevice(ctx context.Context, d Device) error {
 	t.mu.Unlock()
 	if first {
 		var saved *Size
-		if vw, vh, ok := t.ViewportSize(); ok {
+		if vw, vh, ok := t.viewportSize(); ok {
 			saved = &Size{Width: vw, Height: vh}
 		}
 		t.mu.Lock()

@@ -13,7 +13,7 @@ import (
 // AnswerDialog answers the dialog of the modal state m and clears the state,
 // also when the answer fails (the dialog cannot be answered twice).
 func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) error {
-	defer t.ClearModal(m)
+	defer t.clearModal(m)
 	if m.dialog == nil {
 		return fmt.Errorf("the modal state is a %s, not a dialog", m.Kind)
 	}
@@ -24,7 +24,7 @@ func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) e
 // files (read by the caller); no files leaves the chooser unanswered
 // (cancelled).
 func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []InputFile) error {
-	t.ClearModal(m)
+	t.clearModal(m)
 	if len(paths) == 0 {
 		return nil
 	}

@@ -346,8 +346,8 @@ func (t *Tab) SetViewportSize(ctx context.Context, width, height int) error {
 	return run(ctx, t.c, "resize the viewport", stopOn{modal: t}, func() error { return t.p.SetViewportSize(width, height) })
 }
 
-// ViewportSize is the tab's viewport, or nil when it follows the window.
-func (t *Tab) ViewportSize() (width, height int, ok bool) {
+// viewportSize is the tab's viewport, or nil when it follows the window.
+func (t *Tab) viewportSize() (width, height int, ok bool) {
 	if vp := t.p.ViewportSize(); vp != nil {
 		return vp.Width, vp.Height, true
 	}

@@ -126,7 +126,7 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 	}
 	// Say so when the ref belongs to another tab's snapshot.
 	for i, o := range t.c.Tabs() {
-		if o != t && o.HasRef(ref) {
+		if o != t && o.hasRef(ref) {
 			return nil, refErr(ref, "Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", ref, i)
 		}
 	}

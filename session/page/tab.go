@@ -9,12 +9,14 @@ import (
 	"github.com/mxschmitt/playwright-go"
 )
 
-// Buffer caps per page (DESIGN §2.4).
+// Buffer caps per page: a page that logs or requests without end costs the
+// server bounded memory; the oldest entries are dropped first. maxEntryText
+// cuts each text (Cut).
 const (
-	MaxConsole   = 500
-	MaxErrors    = 200
-	MaxRequests  = 500
-	MaxEntryText = 2048
+	maxConsole   = 500
+	maxErrors    = 200
+	maxRequests  = 500
+	maxEntryText = 2048
 )
 
 // ConsoleEntry is one console message or page error.
@@ -91,7 +93,7 @@ type Tab struct {
 	armed     armed
 	cdpSess   playwright.CDPSession
 	targetID  string
-	emulation Emulation
+	emulation emulationState
 	lastNav   int                        // seq at the last main-frame navigation
 	busy      bool                       // the main thread missed a liveness probe (page.go); cleared by a main-frame navigation
 	loadedNav int                        // lastNav when the load event last fired
@@ -113,14 +115,14 @@ type Tab struct {
 	titleAt      time.Time    // when the watch read title; zero once used
 }
 
-// Cut cuts s to MaxEntryText bytes (on a rune boundary), marking the cut
+// Cut cuts s to maxEntryText bytes (on a rune boundary), marking the cut
 // with "…": page text kept in buffers and notices.
 func Cut(s string) string {
-	if len(s) <= MaxEntryText {
+	if len(s) <= maxEntryText {
 		return s
 	}
 	// Cut on a rune boundary.
-	i := MaxEntryText
+	i := maxEntryText
 	for i > 0 && s[i]&0xC0 == 0x80 {
 		i--
 	}
@@ -223,8 +225,8 @@ func (t *Tab) wireRequests() {
 		t.netAt = time.Now()
 		e := &RequestEntry{Seq: t.seq, Method: r.Method(), URL: Cut(r.URL()), Resource: r.ResourceType(), Request: r}
 		t.requests = append(t.requests, e)
-		if len(t.requests) > MaxRequests {
-			t.requests = t.requests[len(t.requests)-MaxRequests:]
+		if len(t.requests) > maxRequests {
+			t.requests = t.requests[len(t.requests)-maxRequests:]
 		}
 		t.mu.Unlock()
 	})
@@ -340,16 +342,16 @@ func (t *Tab) addConsole(typ, text, where string) {
 	defer t.mu.Unlock()
 	t.seq++
 	t.console = append(t.console, ConsoleEntry{Seq: t.seq, Type: typ, Text: Cut(text), Where: where, At: time.Now()})
-	limit := MaxConsole
+	limit := maxConsole
 	if typ == "pageerror" {
-		limit = MaxConsole + MaxErrors
+		limit = maxConsole + maxErrors
 	}
 	if len(t.console) > limit {
 		t.console = trimConsole(t.console)
 	}
 }
 
-// trimConsole keeps at most MaxConsole messages and MaxErrors page errors,
+// trimConsole keeps at most maxConsole messages and maxErrors page errors,
 // dropping the oldest of each.
 func trimConsole(in []ConsoleEntry) []ConsoleEntry {
 	msgs, errs := 0, 0
@@ -360,7 +362,7 @@ func trimConsole(in []ConsoleEntry) []ConsoleEntry {
 			msgs++
 		}
 	}
-	dropMsgs, dropErrs := max(0, msgs-MaxConsole), max(0, errs-MaxErrors)
+	dropMsgs, dropErrs := max(0, msgs-maxConsole), max(0, errs-maxErrors)
 	out := in[:0]
 	for _, e := range in {
 		if e.Type == "pageerror" && dropErrs > 0 {
@@ -411,8 +413,8 @@ func (t *Tab) Modals() []*ModalState {
 	return append([]*ModalState(nil), t.modals...)
 }
 
-// ClearModal removes a modal state once handled.
-func (t *Tab) ClearModal(m *ModalState) {
+// clearModal removes a modal state once handled.
+func (t *Tab) clearModal(m *ModalState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, x := range t.modals {
@@ -473,9 +475,9 @@ func (t *Tab) Requests() []RequestEntry {
 	return out
 }
 
-// PendingSince is the number of requests in flight that started after the
+// pendingSince is the number of requests in flight that started after the
 // tab's event counter was at seq.
-func (t *Tab) PendingSince(seq int) int {
+func (t *Tab) pendingSince(seq int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
@@ -487,8 +489,8 @@ func (t *Tab) PendingSince(seq int) int {
 	return n
 }
 
-// NetQuietFor reports how long no request started or ended.
-func (t *Tab) NetQuietFor() time.Duration {
+// netQuietFor reports how long no request started or ended.
+func (t *Tab) netQuietFor() time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.netAt.IsZero() {
