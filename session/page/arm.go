@@ -47,7 +47,7 @@ func (t *Tab) armedLocked() *armed { return &t.armed }
 // ArmDialog makes the tab's next dialog be answered with a instead of
 // opening a modal state. It replaces an earlier arming. done, if not nil,
 // is called once with the dialog and the outcome, on a goroutine the
-// generation owns.
+// Context owns.
 func (t *Tab) ArmDialog(a DialogAnswer, done func(DialogInfo, error)) {
 	t.mu.Lock()
 	t.armedLocked().dialog = &armedDialog{answer: a, done: done}
@@ -57,7 +57,7 @@ func (t *Tab) ArmDialog(a DialogAnswer, done func(DialogInfo, error)) {
 // ArmFileChooser makes the tab's next file chooser get files (read by the
 // caller) instead of opening a modal state; no paths leaves it unanswered,
 // so the input keeps its files. It replaces an earlier arming. done, if not
-// nil, is called once with the outcome, on a goroutine the generation owns.
+// nil, is called once with the outcome, on a goroutine the Context owns.
 func (t *Tab) ArmFileChooser(files []InputFile, done func(error)) {
 	t.mu.Lock()
 	t.armedLocked().chooser = &armedChooser{paths: append([]InputFile(nil), files...), done: done}
@@ -72,7 +72,7 @@ func (t *Tab) armedCtx() (context.Context, context.CancelFunc) {
 
 // takeArmedDialog answers d as armed, if a dialog is armed, and disarms.
 // It runs on Playwright's event goroutine, so the answer (a driver call)
-// runs on a goroutine of the generation.
+// runs on a goroutine of the Context.
 func (t *Tab) takeArmedDialog(d playwright.Dialog) bool {
 	t.mu.Lock()
 	a := t.armedLocked()

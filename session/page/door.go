@@ -18,8 +18,9 @@ import (
 // through run (or call), which races it against the caller's context, the
 // loss of the browser and, for page work, a dialog or file chooser that
 // opens and blocks the page. The call itself cannot be cancelled in
-// Playwright; it runs on a goroutine the generation owns, which ends when the
-// call returns or the browser closes, and which dispose waits for.
+// Playwright; it runs on a goroutine the Context owns, which ends when the
+// call returns or the browser closes, and which Context.Drain (the
+// generation's dispose) waits for.
 
 var (
 	// ErrBrowserGone means the browser of the tab's generation was lost: no
@@ -148,14 +149,16 @@ func classify(op string, err error, lost bool) error {
 	return &PageError{Op: op, Msg: msg, Err: err}
 }
 
-// calls tracks the goroutines that carry browser calls of one generation.
+// calls tracks the goroutines that carry browser calls of one browser
+// context.
 type calls struct {
 	mu     sync.Mutex
 	wg     sync.WaitGroup
 	closed bool
 }
 
-// add admits one call; false once the generation is being disposed.
+// add admits one call; false once the context is drained (its generation
+// disposed).
 func (c *calls) add() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

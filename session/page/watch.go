@@ -1,3 +1,6 @@
+// The tab's side of the watch (session/watch): its world, its reads and
+// what they let a snapshot or an action skip.
+
 package page
 
 import (

@@ -3,7 +3,8 @@
 // whether the page changed since a base it marked (the last AI snapshot).
 // The facade (session/page) creates the world over a tab's CDP session,
 // evaluates Expression there and decodes the answer with Decode; this
-// package holds the script (watch.js) and what its answer means.
+// package holds the script (watch.js) and what its answer means; it
+// imports nothing of the session (session/page → watch).
 //
 // The watch tells whether a page changed since its last AI snapshot, for
 // one cheap call instead of a new snapshot: the after-action snapshot of an
