@@ -211,7 +211,7 @@ func networkRequest(c *tabCall) error {
 			if part == "" || part == "response-body" {
 				body, err := resp.Body()
 				if err != nil {
-					add("Response body", "(body unavailable: "+firstLine(err.Error())+")")
+					add("Response body", "(body unavailable: "+clip.FirstLine(err.Error())+")")
 				} else {
 					add("Response body", bodyText(body))
 				}

@@ -175,15 +175,3 @@ func labeledScreenshot(c *tabCall) error {
 	}
 	return nil
 }
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	}
-	return 0, false
-}

@@ -206,13 +206,6 @@ func (c *tabCall) describe(target string) string {
 	return clip.Short(target)
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // friendlyError turns an error of a browser call into one line that says
 // what to do next. Playwright's messages quote selectors, URLs and text the
 // agent passed: a line past maxErrorLine is cut (clip.Short's form).
@@ -239,9 +232,9 @@ func friendlyLine(err error) string {
 	case errors.Is(err, page.ErrModal):
 		return "a dialog or file chooser opened and blocks the page: handle it with browser_handle_dialog or browser_file_upload"
 	case errors.Is(err, page.ErrNotResponding):
-		return firstLine(err.Error()) + ": browser_navigate to another page stops its scripts, or try again later"
+		return clip.FirstLine(err.Error()) + ": browser_navigate to another page stops its scripts, or try again later"
 	case errors.As(err, &te):
-		line := firstLine(strings.TrimPrefix(err.Error(), "playwright: "))
+		line := clip.FirstLine(strings.TrimPrefix(err.Error(), "playwright: "))
 		switch {
 		case te.Msg == "":
 			// The caller's deadline, not Playwright's: no element to blame.
@@ -251,5 +244,5 @@ func friendlyLine(err error) string {
 		}
 		return line
 	}
-	return firstLine(strings.TrimPrefix(err.Error(), "playwright: "))
+	return clip.FirstLine(strings.TrimPrefix(err.Error(), "playwright: "))
 }
