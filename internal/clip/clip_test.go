@@ -58,3 +58,11 @@ func TestWords(t *testing.T) {
 		})
 	}
 }
+
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{"": "", "one": "one", "one\ntwo": "one", "\nrest": ""} {
+		if got := FirstLine(in); got != want {
+			t.Errorf("FirstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
