@@ -76,10 +76,6 @@ func NewContext(bctx playwright.BrowserContext, env Env) *Context {
 	return c
 }
 
-// BrowserContext is the Playwright browser context, for the lifecycle's own
-// context-wide work (routes, tracing), which goes through Run and Call.
-func (c *Context) BrowserContext() playwright.BrowserContext { return c.bctx }
-
 func (c *Context) isLost() bool {
 	select {
 	case <-c.env.Lost:
@@ -94,7 +90,8 @@ func (c *Context) isLost() bool {
 func (c *Context) Drain(d time.Duration) bool { return c.calls.close(d) }
 
 // Run runs fn at the door of c (bounded by ctx and the browser's life, not
-// by any tab's modal state) for context-wide work.
+// by any tab's modal state): the lifecycle's own context-wide work (routes,
+// tracing, downloads, the origin filter) goes through it.
 func Run(ctx context.Context, c *Context, op string, fn func() error) error {
 	return run(ctx, c, op, stopOn{}, fn)
 }
