@@ -69,9 +69,9 @@ type Context struct {
 // selected), and so does every page it opens later.
 func NewContext(bctx playwright.BrowserContext, env Env) *Context {
 	c := &Context{bctx: bctx, env: env}
-	bctx.OnPage(func(p playwright.Page) { c.addTab(p, false, true) })
+	bctx.OnPage(func(p playwright.Page) { c.addTab(p, false) })
 	for _, p := range bctx.Pages() {
-		c.addTab(p, true, false)
+		c.addTab(p, true)
 	}
 	return c
 }
@@ -136,7 +136,7 @@ func (c *Context) NewTab(ctx context.Context) (*Tab, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.addTab(p, true, false), nil
+	return c.addTab(p, true), nil
 }
 
 // Select makes the tab at index current and brings it to the front. No
@@ -217,11 +217,13 @@ func (c *Context) replaceCrashed(ctx context.Context, t *Tab) (*Tab, error) {
 }
 
 // addTab returns the tab of p, making it if p is new. c.mu is not held
-// while the tab subscribes to its page's events (driver calls): the tab is
-// listed first, then wired. A caller that finds it listed but not yet wired
-// waits for the wiring, unless it runs on Playwright's dispatch goroutine
-// (onDispatch), which the wiring may need.
-func (c *Context) addTab(p playwright.Page, selectIt, onDispatch bool) *Tab {
+// while the tab subscribes to its page's events (wire): the tab is listed
+// first, then wired, and a caller that finds it listed waits until it is
+// wired. So the dispatch goroutine, when it brings the context's page event
+// for a tab NewTab is wiring, dispatches none of the page's own events
+// before the tab hears them. Wiring never waits on the dispatch goroutine:
+// subscriptions are sent to the driver without waiting for a reply.
+func (c *Context) addTab(p playwright.Page, selectIt bool) *Tab {
 	c.mu.Lock()
 	for _, t := range c.tabs {
 		if t.p == p {
@@ -229,9 +231,7 @@ func (c *Context) addTab(p playwright.Page, selectIt, onDispatch bool) *Tab {
 				c.current = t
 			}
 			c.mu.Unlock()
-			if !onDispatch {
-				<-t.wired
-			}
+			<-t.wired
 			return t
 		}
 	}
@@ -248,7 +248,7 @@ func (c *Context) addTab(p playwright.Page, selectIt, onDispatch bool) *Tab {
 
 // Adopt returns the tab of p, a page the lifecycle opened in this context
 // itself (page.Call), without selecting it.
-func (c *Context) Adopt(p playwright.Page) *Tab { return c.addTab(p, false, false) }
+func (c *Context) Adopt(p playwright.Page) *Tab { return c.addTab(p, false) }
 
 func (c *Context) removeTab(t *Tab) {
 	c.mu.Lock()
