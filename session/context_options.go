@@ -35,7 +35,7 @@ type ContextOptions struct {
 	BlockServiceWorkers bool
 	// Proxy routes the browser's traffic; nil for none.
 	Proxy *Proxy
-	// page.StorageState is a storage-state JSON file loaded into each new
+	// StorageState is a storage-state JSON file loaded into each new
 	// context; "" for none.
 	StorageState string
 	// InitScripts are JavaScript sources run in every page before its own

@@ -3,8 +3,9 @@ package session
 import (
 	"context"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Devices returns Playwright's device descriptors ("iPhone 13", "Pixel 7",

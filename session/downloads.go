@@ -13,9 +13,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mxschmitt/playwright-go"
+
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
-	"github.com/mxschmitt/playwright-go"
 )
 
 // Download limits used when Config leaves them zero.

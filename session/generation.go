@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Generation is one launched browser of a session. A lost generation is never
@@ -21,7 +22,7 @@ type Generation struct {
 
 	// Context is the generation's browser context as the facade drives it:
 	// its tabs (Tabs, CurrentTab, NewTab, Select…) and context-wide
-	// operations (Cookies, page.StorageState, SetOffline…).
+	// operations (Cookies, StorageState, SetOffline…).
 	*page.Context
 
 	bc        playwright.BrowserContext

@@ -6,8 +6,9 @@ import (
 	"path"
 	"strings"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // OriginFilter decides which requests the browser may make, as upstream's

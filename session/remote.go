@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // remoteBrowser is a browser someone else started, which a generation is
