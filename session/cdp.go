@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // ErrOwnership means the browser's internal DevTools endpoint could not be
@@ -41,9 +42,10 @@ const (
 // <profile>/DevToolsActivePort, never guessed.
 var internalDebuggingArgs = []string{"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"}
 
-// CDP is a session's managed CDP endpoint (DESIGN.md §2.2): a port lease
-// stable for the session's life, the capability proxy serving on it, and the
-// ownership proof that gates every publication. The browser, its internal
+// CDP is a session's managed CDP endpoint: a port lease stable for the
+// session's life, the capability proxy serving on it (clients reach the
+// browser only through it, with a capability of the current generation),
+// and the ownership proof that gates every publication. The browser, its internal
 // endpoint, the generation and the capability are replaced on each restart;
 // the port is not.
 //
@@ -342,7 +344,7 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 
 // proofTab is the generation's first tab (a persistent context opens with
 // one), or a new tab if it has none.
-func proofTab(ctx context.Context, g *Generation) (*Tab, error) {
+func proofTab(ctx context.Context, g *Generation) (*page.Tab, error) {
 	if tabs := g.Tabs(); len(tabs) > 0 {
 		return tabs[0], nil
 	}

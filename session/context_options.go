@@ -13,6 +13,7 @@ import (
 	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // ContextOptions are applied to every browser context a session gets: at
@@ -51,7 +52,7 @@ type ContextOptions struct {
 	DeviceScaleFactor                              float64
 	IsMobile, HasTouch, JavaScriptEnabled          *bool
 	BypassCSP, Offline                             bool
-	Geolocation                                    *Geolocation
+	Geolocation                                    *page.Geolocation
 	ExtraHTTPHeaders                               map[string]string
 	// HTTPUsername and HTTPPassword answer HTTP authentication.
 	HTTPUsername, HTTPPassword string
@@ -116,7 +117,7 @@ func (p *Proxy) split() (args []string, pw *playwright.Proxy) {
 // contextJSON is the options as Playwright's context-option JSON, the shape
 // BrowserNewContextOptions and BrowserTypeLaunchPersistentContextOptions
 // share. device is the resolved descriptor, or nil.
-func (o ContextOptions) contextJSON(device *playwright.DeviceDescriptor, viewport *Size) map[string]any {
+func (o ContextOptions) contextJSON(device *playwright.DeviceDescriptor, viewport *page.Size) map[string]any {
 	m := map[string]any{}
 	if device != nil {
 		m["userAgent"] = device.UserAgent
@@ -243,7 +244,7 @@ func (g *Generation) prepare(ctx context.Context, pw *playwright.Playwright, loa
 	}
 	for _, src := range o.InitScripts {
 		src := src
-		if err := run(ctx, g, "add an init script", stopOn{}, func() error {
+		if err := page.Run(ctx, g.Context, "add an init script", func() error {
 			return g.bc.AddInitScript(playwright.Script{Content: &src})
 		}); err != nil {
 			return err
@@ -256,7 +257,7 @@ func (g *Generation) prepare(ctx context.Context, pw *playwright.Playwright, loa
 			}
 		}
 		if len(o.ExtraHTTPHeaders) > 0 {
-			if err := run(ctx, g, "set extra headers", stopOn{}, func() error {
+			if err := page.Run(ctx, g.Context, "set extra headers", func() error {
 				return g.bc.SetExtraHTTPHeaders(o.ExtraHTTPHeaders)
 			}); err != nil {
 				return err

@@ -4,21 +4,23 @@ import (
 	"context"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Devices returns Playwright's device descriptors ("iPhone 13", "Pixel 7",
 // …) from the process's driver, by name.
-func (s *Session) Devices(ctx context.Context) (map[string]Device, error) {
+func (s *Session) Devices(ctx context.Context) (map[string]page.Device, error) {
 	pw, err := s.drv.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Device, len(pw.Devices))
+	out := make(map[string]page.Device, len(pw.Devices))
 	for name, d := range pw.Devices {
 		if d == nil {
 			continue
 		}
-		out[name] = Device{
+		out[name] = page.Device{
 			UserAgent:         d.UserAgent,
 			Viewport:          size(d.Viewport),
 			Screen:            size(d.Screen),
@@ -30,9 +32,9 @@ func (s *Session) Devices(ctx context.Context) (map[string]Device, error) {
 	return out, nil
 }
 
-func size(s *playwright.Size) *Size {
+func size(s *playwright.Size) *page.Size {
 	if s == nil {
 		return nil
 	}
-	return &Size{Width: s.Width, Height: s.Height}
+	return &page.Size{Width: s.Width, Height: s.Height}
 }

@@ -14,6 +14,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Download limits used when Config leaves them zero.
@@ -58,7 +61,7 @@ type Download struct {
 	// Err says why the download failed or was refused; empty on success.
 	Err string
 
-	page    playwright.Page
+	tab     *page.Tab // the tab that started it
 	claimed bool
 }
 
@@ -92,11 +95,11 @@ func (l *downloadLog) wait() <-chan struct{} {
 // captureDownload runs in Playwright's event dispatch, so it must not call
 // the driver: the work runs on its own goroutine, which ends when the
 // download does (at the latest when the browser closes).
-func (s *Session) captureDownload(t *Tab, d playwright.Download) {
+func (s *Session) captureDownload(g *Generation, t *page.Tab, d playwright.Download) {
 	shown := displayName(d.SuggestedFilename())
 	l := &s.downloads
 	l.mu.Lock()
-	rec := &Download{URL: cut(d.URL()), Suggested: d.SuggestedFilename(), page: t.p}
+	rec := &Download{URL: page.Cut(d.URL()), Suggested: d.SuggestedFilename(), tab: t}
 	l.seq++
 	rec.ID = l.seq
 	l.list = append(l.list, rec)
@@ -114,7 +117,7 @@ func (s *Session) captureDownload(t *Tab, d playwright.Download) {
 	l.mu.Unlock()
 	if refused {
 		t.AddEvent(fmt.Sprintf("Download of %s %s", shown, rec.Err))
-		t.g.goOwned(func() {
+		g.Go(func() {
 			_ = d.Cancel()
 			_ = d.Delete()
 		})
@@ -123,10 +126,10 @@ func (s *Session) captureDownload(t *Tab, d playwright.Download) {
 	t.AddEvent(fmt.Sprintf("Downloading file %s ...", shown))
 	// Owned by the generation: disposing of it waits for the save to end,
 	// so nothing is written into the output directory after Close.
-	t.g.goOwned(func() { s.finishDownload(t, d, rec, shown) })
+	g.Go(func() { s.finishDownload(t, d, rec, shown) })
 }
 
-func (s *Session) finishDownload(t *Tab, d playwright.Download, rec *Download, shown string) {
+func (s *Session) finishDownload(t *page.Tab, d playwright.Download, rec *Download, shown string) {
 	path, size, err := s.saveDownload(d, rec)
 	l := &s.downloads
 	l.mu.Lock()
@@ -156,13 +159,13 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 	tmp, err := d.Path()
 	if err != nil {
 		if f := d.Failure(); f != nil {
-			return "", 0, errors.New(firstLine(strings.TrimPrefix(f.Error(), "playwright: ")))
+			return "", 0, errors.New(clip.FirstLine(strings.TrimPrefix(f.Error(), "playwright: ")))
 		}
-		return "", 0, errors.New(firstLine(strings.TrimPrefix(err.Error(), "playwright: ")))
+		return "", 0, errors.New(clip.FirstLine(strings.TrimPrefix(err.Error(), "playwright: ")))
 	}
 	st, err := os.Stat(tmp)
 	if err != nil {
-		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
+		return "", 0, fmt.Errorf("read the browser's copy: %w", err)
 	}
 	size := st.Size()
 	if err := s.reserveBytes(size); err != nil {
@@ -214,7 +217,7 @@ func (s *Session) releaseBytes(size int64) {
 func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return "", 0, fmt.Errorf("read the browser's copy: %v", err)
+		return "", 0, fmt.Errorf("read the browser's copy: %w", err)
 	}
 	defer in.Close()
 	ext := filepath.Ext(name)
@@ -229,7 +232,7 @@ func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, 
 			continue
 		}
 		if err != nil {
-			return "", 0, fmt.Errorf("save the download: %v", err)
+			return "", 0, fmt.Errorf("save the download: %w", err)
 		}
 		// The budget was checked against size: copy no more than that.
 		n, err := io.Copy(out, io.LimitReader(in, size))
@@ -238,7 +241,7 @@ func copyInto(root *os.Root, dir, name, src string, size int64) (string, int64, 
 		}
 		if err != nil {
 			_ = root.Remove(cand)
-			return "", 0, fmt.Errorf("save the download: %v", err)
+			return "", 0, fmt.Errorf("save the download: %w", err)
 		}
 		return filepath.Join(dir, cand), n, nil
 	}
@@ -320,18 +323,14 @@ func (s *Session) Downloads() []Download {
 // tab, when set, only considers downloads that tab started. It returns
 // ErrNoDownload (wrapped) when ctx ends first. Each download is handed to
 // one waiter only.
-func (s *Session) WaitDownload(ctx context.Context, tab *Tab) (Download, error) {
-	var page playwright.Page
-	if tab != nil {
-		page = tab.p
-	}
+func (s *Session) WaitDownload(ctx context.Context, tab *page.Tab) (Download, error) {
 	l := &s.downloads
 	var mine *Download
 	for {
 		l.mu.Lock()
 		if mine == nil {
 			for _, d := range l.list {
-				if !d.claimed && (page == nil || d.page == page) {
+				if !d.claimed && (tab == nil || d.tab == tab) {
 					d.claimed = true
 					mine = d
 					break
@@ -381,11 +380,11 @@ func (e *PageLoadedError) Error() string {
 // when it fails without a download, and with ErrNoDownload (wrapped) when
 // ctx ends first.
 func (g *Generation) DownloadURL(ctx context.Context, url string) (Download, error) {
-	p, err := call(ctx, g, "open a tab for the download", stopOn{}, func() (playwright.Page, error) { return g.bc.NewPage() })
+	p, err := page.Call(ctx, g.Context, "open a tab for the download", func() (playwright.Page, error) { return g.bc.NewPage() })
 	if err != nil {
 		return Download{}, fmt.Errorf("open a tab for the download: %w", err)
 	}
-	t := g.addTab(p, false)
+	t := g.Adopt(p)
 	defer func() {
 		// Closed even when ctx ended, so no tab is left behind.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -410,8 +409,8 @@ func (g *Generation) DownloadURL(ctx context.Context, url string) (Download, err
 			opts.Timeout = playwright.Float(0)
 		}
 		// The tab is ours and closed afterwards: a dialog there is not the
-		// agent's to handle, so it does not end the wait (stopOn{}).
-		n, err := call(wctx, g, "download "+url, stopOn{}, func() (nav, error) {
+		// agent's to handle, so it does not end the wait (page.Call).
+		n, err := page.Call(wctx, g.Context, "download "+url, func() (nav, error) {
 			resp, err := p.Goto(url, opts)
 			if err != nil || resp == nil {
 				return nav{}, err

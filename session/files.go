@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/mxschmitt/playwright-go"
 )
 
 // Where a session's files live. Every principal of an HTTP server with
@@ -99,30 +97,4 @@ func safePrincipal(p string) bool {
 		}
 	}
 	return true
-}
-
-// InputFile is a file handed to the page (an upload), read by the caller
-// from where it is allowed to read: the browser gets the bytes, never a path,
-// so what it receives is what the caller checked.
-type InputFile struct {
-	// Name is the file name the page sees (no directories).
-	Name string
-	// MimeType is its type; if empty, derived from Name by the browser.
-	MimeType string
-	// Data is its content.
-	Data []byte
-}
-
-// MaxInputFileBytes bounds the files of one upload: they travel to the
-// driver as one message.
-const MaxInputFileBytes = 48 << 20
-
-// payloads are files as the driver takes them; an empty list (clear the
-// input) stays a non-nil empty list.
-func payloads(files []InputFile) []playwright.InputFile {
-	out := make([]playwright.InputFile, len(files))
-	for i, f := range files {
-		out[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
-	}
-	return out
 }

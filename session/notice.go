@@ -1,6 +1,10 @@
 package session
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
+)
 
 // NoticeLevel is the severity of a Notice, named as MCP's logging levels
 // (RFC 5424 syslog severities).
@@ -28,7 +32,7 @@ type Notice struct {
 	// Kind names the source: "console", "crash", "browser", "idle",
 	// "download".
 	Kind string
-	// Text is one human-readable line (page text is cut to MaxEntryText).
+	// Text is one human-readable line (page text is cut as page.Cut does).
 	Text string
 }
 
@@ -45,12 +49,11 @@ func (s *Session) notify(level NoticeLevel, kind, format string, args ...any) {
 	if s.cfg.Notify == nil {
 		return
 	}
-	s.cfg.Notify(Notice{Session: s.id, Level: level, Kind: kind, Text: cut(fmt.Sprintf(format, args...))})
+	s.cfg.Notify(Notice{Session: s.id, Level: level, Kind: kind, Text: page.Cut(fmt.Sprintf(format, args...))})
 }
 
 // notifyConsole reports one console message of tab t.
-func (t *Tab) notifyConsole(typ, text string) {
-	s := t.g.s
+func (s *Session) notifyConsole(t *page.Tab, typ, text string) {
 	if s.cfg.Notify == nil {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // OriginFilter decides which requests the browser may make, as upstream's
@@ -82,12 +84,12 @@ func (g *Generation) filterOrigins(ctx context.Context) error {
 		return nil
 	}
 	handler := func(r playwright.Route) {
-		_ = run(context.Background(), g, "filter a request by origin", stopOn{}, func() error {
+		_ = page.Run(context.Background(), g.Context, "filter a request by origin", func() error {
 			if f.Blocks(r.Request().URL()) {
 				return r.Abort("blockedbyclient")
 			}
 			return r.Fallback()
 		})
 	}
-	return run(ctx, g, "install the origin filter", stopOn{}, func() error { return g.bc.Route("**", handler) })
+	return page.Run(ctx, g.Context, "install the origin filter", func() error { return g.bc.Route("**", handler) })
 }

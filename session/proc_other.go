@@ -4,7 +4,5 @@ package session
 
 import "time"
 
-// ProfilePIDs is only implemented on Linux.
-func ProfilePIDs(string) []int { return nil }
-
+// killAndWait is only implemented on Linux.
 func killAndWait(string, time.Duration) {}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // TestRefsSurviveANewConnection: refs of an AI snapshot taken through one
@@ -48,7 +49,7 @@ func TestRefsSurviveANewConnection(t *testing.T) {
 	if _, err := tab1.Navigate(ctx, srv.URL); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := tab1.AISnapshot(ctx, session.SnapshotOptions{})
+	snap, err := tab1.AISnapshot(ctx, page.SnapshotOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestRefsSurviveANewConnection(t *testing.T) {
 	if g2 == g1 || g2.Remote() != endpoint {
 		t.Fatalf("want a new generation attached to %s, got %v (remote %q)", endpoint, g2 == g1, g2.Remote())
 	}
-	var tab2 *session.Tab
+	var tab2 *page.Tab
 	for _, tb := range g2.Tabs() {
 		if tb.URL() == srv.URL+"/" {
 			tab2 = tb
@@ -95,7 +96,7 @@ func TestRefsSurviveANewConnection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("old ref %s on the re-acquired page: %v", ref, err)
 	}
-	if err := tab2.Act(ctx, el.Click(session.ClickOptions{})); err != nil {
+	if err := tab2.Act(ctx, el.Click(page.ClickOptions{})); err != nil {
 		t.Fatal(err)
 	}
 	got, err := tab2.Evaluate(ctx, `() => document.querySelector('#out').textContent`)

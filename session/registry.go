@@ -36,9 +36,7 @@ type RegistryOptions struct {
 	// New makes the session for a handle. Its browser is launched on first
 	// use. Required.
 	New func(handle string) *Session
-	// Backend stores the sessions' metadata. If nil, a MemoryBackend.
-	Backend Backend
-	// Isolation is recorded in each session's metadata.
+	// Isolation ("browser" or "context") is logged when a session opens.
 	Isolation string
 	// Log receives session open/close logs; the zero value discards them.
 	Log zerolog.Logger
@@ -55,9 +53,8 @@ type RegistryOptions struct {
 //
 // A Registry is safe for concurrent use.
 type Registry struct {
-	opts    RegistryOptions
-	backend Backend
-	log     zerolog.Logger
+	opts RegistryOptions
+	log  zerolog.Logger
 
 	mu      sync.Mutex
 	byKey   map[string]*entry
@@ -71,8 +68,10 @@ type entry struct {
 	key       string
 	principal string
 	sess      *Session
-	meta      Metadata
-	lastPut   time.Time
+	handle    string    // the session's ID, safe to log
+	created   time.Time // when the session was registered
+	lastSeen  time.Time // when it last carried a request (under Registry.mu)
+	gens      int       // browser generations launched so far (under Registry.mu)
 	closing   bool
 	done      chan struct{} // closed when the session is closed
 }
@@ -94,15 +93,8 @@ func NewRegistry(o RegistryOptions) *Registry {
 	if o.Max <= 0 {
 		o.Max = 32
 	}
-	b := o.Backend
-	if b == nil {
-		b = NewMemoryBackend()
-	}
-	return &Registry{opts: o, backend: b, log: o.Log, byKey: map[string]*entry{}, pendingBy: map[string]int{}}
+	return &Registry{opts: o, log: o.Log, byKey: map[string]*entry{}, pendingBy: map[string]int{}}
 }
-
-// Backend returns the metadata backend.
-func (r *Registry) Backend() Backend { return r.backend }
 
 // Stats returns the current counters.
 func (r *Registry) Stats() Stats {
@@ -213,7 +205,7 @@ func (res *Reservation) Activate(key, principal string) (*Session, error) {
 	now := time.Now()
 	e := &entry{
 		key: key, principal: principal, done: make(chan struct{}),
-		meta: Metadata{ID: handle, Created: now, LastSeen: now, Principal: principal, Isolation: r.opts.Isolation},
+		handle: handle, created: now, lastSeen: now,
 	}
 	r.mu.Lock()
 	res.unpendLocked()
@@ -228,34 +220,15 @@ func (res *Reservation) Activate(key, principal string) (*Session, error) {
 	e.sess = r.opts.New(handle)
 	e.sess.principal = principal // before anyone else sees the session
 	r.byKey[key] = e
-	e.lastPut = now
-	meta := e.meta
 	r.mu.Unlock()
 
-	e.sess.OnGeneration(func(g *Generation) { r.update(e, func(m *Metadata) { m.Generations = g.N }, true) })
-	if err := r.backend.Put(context.Background(), meta); err != nil {
-		r.log.Warn().Err(err).Str("session", handle).Msg("session backend: put")
-	}
+	e.sess.OnGeneration(func(g *Generation) {
+		r.mu.Lock()
+		e.gens = g.N
+		r.mu.Unlock()
+	})
 	r.log.Info().Str("session", handle).Str("principal", principal).Str("isolation", r.opts.Isolation).Msg("session opened")
 	return e.sess, nil
-}
-
-// update changes an entry's metadata and stores it; unless force, at most
-// once a second (LastSeen changes on every request).
-func (r *Registry) update(e *entry, fn func(*Metadata), force bool) {
-	r.mu.Lock()
-	fn(&e.meta)
-	now := time.Now()
-	if e.closing || (!force && now.Sub(e.lastPut) < time.Second) {
-		r.mu.Unlock()
-		return
-	}
-	e.lastPut = now
-	meta := e.meta
-	r.mu.Unlock()
-	if err := r.backend.Put(context.Background(), meta); err != nil {
-		r.log.Warn().Err(err).Str("session", meta.ID).Msg("session backend: put")
-	}
 }
 
 // Lookup returns the live session for key if principal owns it, and marks
@@ -271,8 +244,8 @@ func (r *Registry) Lookup(key, principal string) (*Session, error) {
 		r.mu.Unlock()
 		return nil, ErrPrincipal
 	}
+	e.lastSeen = time.Now()
 	r.mu.Unlock()
-	r.update(e, func(m *Metadata) { m.LastSeen = time.Now() }, false)
 	return e.sess, nil
 }
 
@@ -310,7 +283,7 @@ func (r *Registry) Close(key string) error {
 		return nil
 	}
 	e.closing = true
-	meta := e.meta
+	gens, lastSeen := e.gens, e.lastSeen
 	r.mu.Unlock()
 
 	start := time.Now()
@@ -322,13 +295,10 @@ func (r *Registry) Close(key string) error {
 	r.mu.Unlock()
 	close(e.done)
 	if r.opts.OnClose != nil {
-		r.opts.OnClose(key, meta.ID)
+		r.opts.OnClose(key, e.handle)
 	}
-	if berr := r.backend.Delete(context.Background(), meta.ID); berr != nil {
-		r.log.Warn().Err(berr).Str("session", meta.ID).Msg("session backend: delete")
-	}
-	r.log.Info().Str("session", meta.ID).Int("generations", meta.Generations).
-		Dur("age", time.Since(meta.Created)).Dur("idle", time.Since(meta.LastSeen)).
+	r.log.Info().Str("session", e.handle).Int("generations", gens).
+		Dur("age", time.Since(e.created)).Dur("idle", time.Since(lastSeen)).
 		Int64("ms", time.Since(start).Milliseconds()).Msg("session closed")
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // remoteBrowser is a browser someone else started, which a generation is
@@ -97,7 +99,7 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connect to the browser at %s within %s (check that it runs and answers there; the next call tries again): %w",
-			endpoint, timeout, classify("connect", err, false))
+			endpoint, timeout, page.Classify("connect", err))
 	}
 	var bc playwright.BrowserContext
 	// A pool browser is shared by many sessions: each opens a context of its
@@ -115,8 +117,7 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 			return nil, fmt.Errorf("open a context in the browser at %s: %w", endpoint, oerr)
 		}
 	}
-	g := newGeneration(s, n, bc, "", false)
-	g.remote = &remoteBrowser{endpoint: endpoint, browser: br}
+	g := newGeneration(s, n, bc, "", false, &remoteBrowser{endpoint: endpoint, browser: br})
 	br.OnDisconnected(func(playwright.Browser) { g.markLost() })
 	if err := g.prepare(ctx, pw, false, cdp); err != nil {
 		g.remote.detach()

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Route is a request route of a generation: requests whose whole URL
@@ -79,7 +81,7 @@ func (g *Generation) AddRoute(ctx context.Context, r Route) error {
 	rt.mu.Lock()
 	rt.entries = append(rt.entries, e)
 	rt.mu.Unlock()
-	err := run(ctx, g, "route "+r.Pattern, stopOn{}, func() error { return g.bc.Route(r.Pattern, e.handler) })
+	err := page.Run(ctx, g.Context, "route "+r.Pattern, func() error { return g.bc.Route(r.Pattern, e.handler) })
 	if err != nil {
 		rt.take(func(x *routeEntry) bool { return x == e })
 		return err
@@ -91,7 +93,7 @@ func (g *Generation) AddRoute(ctx context.Context, r Route) error {
 // on its own route goroutine; the door keeps a panic or a lost browser from
 // taking it down.
 func (g *Generation) answer(e *routeEntry, pr playwright.Route) {
-	_ = run(context.Background(), g, "answer a routed request", stopOn{}, func() error {
+	_ = page.Run(context.Background(), g.Context, "answer a routed request", func() error {
 		if e.removed.Load() {
 			// Unrouted, but the unroute has not reached the browser (yet).
 			return pr.Fallback()
@@ -173,7 +175,7 @@ func (g *Generation) RemoveRoutes(ctx context.Context, pattern string) (int, err
 	if n == 0 {
 		return 0, nil
 	}
-	if err := run(ctx, g, "unroute "+pattern, stopOn{}, func() error { return g.bc.Unroute(pattern) }); err != nil {
+	if err := page.Run(ctx, g.Context, "unroute "+pattern, func() error { return g.bc.Unroute(pattern) }); err != nil {
 		return n, err
 	}
 	// Playwright unregisters every handler of the pattern: put back those
@@ -194,7 +196,7 @@ func (g *Generation) RemoveRoutes(ctx context.Context, pattern string) (int, err
 func (g *Generation) RemoveAllRoutes(ctx context.Context) (int, error) {
 	rt := g.routes()
 	n := rt.take(func(*routeEntry) bool { return true })
-	if err := run(ctx, g, "unroute", stopOn{}, func() error { return g.bc.UnrouteAll() }); err != nil {
+	if err := page.Run(ctx, g.Context, "unroute", func() error { return g.bc.UnrouteAll() }); err != nil {
 		return n, err
 	}
 	if err := g.reinstall(ctx, func(*routeEntry) bool { return true }); err != nil {
@@ -218,15 +220,9 @@ func (g *Generation) reinstall(ctx context.Context, match func(*routeEntry) bool
 	}
 	rt.mu.Unlock()
 	for _, e := range again {
-		if err := run(ctx, g, "route "+e.spec.Pattern, stopOn{}, func() error { return g.bc.Route(e.spec.Pattern, e.handler) }); err != nil {
+		if err := page.Run(ctx, g.Context, "route "+e.spec.Pattern, func() error { return g.bc.Route(e.spec.Pattern, e.handler) }); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// SetOffline switches the generation's network off (every request fails)
-// or back on.
-func (g *Generation) SetOffline(ctx context.Context, offline bool) error {
-	return run(ctx, g, "set the network state", stopOn{}, func() error { return g.bc.SetOffline(offline) })
 }

@@ -15,14 +15,16 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/flight"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 var (
 	// ErrClosed means the session was closed; no browser call is admitted.
 	ErrClosed = errors.New("session closed")
-	// ErrBrowserGone means the browser of the current generation was lost.
-	ErrBrowserGone = errors.New("browser gone")
+	// ErrBrowserGone means the browser of the current generation was lost
+	// (the door's own error, page.ErrBrowserGone).
+	ErrBrowserGone = page.ErrBrowserGone
 )
 
 // Config is the launch configuration of a session. It stays the same for
@@ -49,7 +51,7 @@ type Config struct {
 	// LaunchTimeout bounds one browser launch. If zero, 60s.
 	LaunchTimeout time.Duration
 	// Viewport sets the page size; if nil, Playwright's default (1280x720).
-	Viewport *Size
+	Viewport *page.Size
 	// Shared, if set, makes each generation a fresh BrowserContext in this
 	// shared browser ("context" isolation) instead of a browser of the
 	// session's own with a temporary profile. If nil, the session launches
@@ -127,7 +129,7 @@ func (c Config) navigationTimeout() time.Duration {
 
 func (c Config) settleTimeout() time.Duration {
 	if c.SettleTimeout <= 0 {
-		return requestsMax
+		return page.DefaultSettleTimeout
 	}
 	return c.SettleTimeout
 }
@@ -274,47 +276,32 @@ func (s *Session) live() (*Generation, error) {
 // the next one and makes it current. It runs on the flight's goroutine,
 // bounded by the launch timeout and the session's life.
 func (s *Session) relaunch() (*Generation, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if s.gen != nil && !s.gen.Lost() {
-		// A launch that ended just before this one began.
-		g := s.gen
-		s.mu.Unlock()
-		return g, nil
-	}
-	old := s.gen
-	s.gen = nil
-	s.lastGen++
-	n := s.lastGen
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.launchTimeout())
-	defer cancel()
-	if old != nil {
-		// The old generation is unreachable from here on; dispose of it.
-		old.dispose(ctx)
-	}
-	g, err := s.launch(ctx, n)
-	if err == nil {
-		if err = s.ready(ctx, g); err != nil {
-			g.dispose(context.Background())
-			g = nil
-		}
-	}
-	s.mu.Lock()
-	if s.closed && g != nil {
-		s.mu.Unlock()
-		g.dispose(context.Background())
-		return nil, ErrClosed
-	}
-	s.gen = g
-	s.mu.Unlock()
-	if g != nil && old != nil {
+	g, replaced, err := restartRule[*Generation]{
+		mu: &s.mu, cur: &s.gen, n: &s.lastGen, closed: &s.closed,
+		alive:   func(g *Generation) bool { return !g.Lost() },
+		ctx:     s.ctx,
+		timeout: s.cfg.launchTimeout(),
+		launch:  s.launchReady,
+		dispose: func(ctx context.Context, g *Generation) { g.dispose(ctx) },
+	}.relaunch()
+	if g != nil && replaced {
 		s.notify(NoticeNotice, "browser", "browser relaunched (generation %d) after the previous one was lost", g.N)
 	}
 	return g, err
+}
+
+// launchReady launches generation n and readies it; a generation that
+// fails to get ready is disposed of.
+func (s *Session) launchReady(ctx context.Context, n int) (*Generation, error) {
+	g, err := s.launch(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ready(ctx, g); err != nil {
+		g.dispose(context.Background())
+		return nil, err
+	}
+	return g, nil
 }
 
 // ready runs the OnGeneration hooks on a just-launched generation, then, if
@@ -509,7 +496,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		}
 		return nil, launchError(bin, err)
 	}
-	g := newGeneration(s, n, bc, profile, temp)
+	g := newGeneration(s, n, bc, profile, temp, nil)
 	// A persistent context takes no storage state option: load it after.
 	if err := g.prepare(ctx, pw, true, false); err != nil {
 		g.dispose(context.Background())

@@ -100,36 +100,16 @@ func (b *SharedBrowser) live() (*sharedProc, error) {
 	return nil, nil
 }
 
+// relaunch is the shared launch under the restart rule (restart.go).
 func (b *SharedBrowser) relaunch() (*sharedProc, error) {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if b.cur != nil && !b.cur.isLost() {
-		p := b.cur
-		b.mu.Unlock()
-		return p, nil
-	}
-	old := b.cur
-	b.cur = nil
-	b.n++
-	n := b.n
-	b.mu.Unlock()
-	if old != nil {
-		b.dispose(old)
-	}
-	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.launchTimeout())
-	defer cancel()
-	p, err := b.launch(ctx, n)
-	b.mu.Lock()
-	if b.closed && p != nil {
-		b.mu.Unlock()
-		b.dispose(p)
-		return nil, ErrClosed
-	}
-	b.cur = p
-	b.mu.Unlock()
+	p, _, err := restartRule[*sharedProc]{
+		mu: &b.mu, cur: &b.cur, n: &b.n, closed: &b.closed,
+		alive:   func(p *sharedProc) bool { return !p.isLost() },
+		ctx:     b.ctx,
+		timeout: b.cfg.launchTimeout(),
+		launch:  b.launch,
+		dispose: func(_ context.Context, p *sharedProc) { b.dispose(p) },
+	}.relaunch()
 	return p, err
 }
 
@@ -183,25 +163,14 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 // are gone. Safe to call more than once.
 func (b *SharedBrowser) dispose(p *sharedProc) {
 	p.dispOnce.Do(func() {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = p.browser.Close()
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			b.log.Warn().Int("launch", p.n).Msg("shared browser close timed out; killing")
-		}
-		p.markLost()
-		defer func() { <-done }() // the close ends once the process is gone
-		if p.profile != "" {
-			killAndWait(p.profile, 5*time.Second)
-			if err := removeAllRetry(p.profile); err != nil {
-				b.log.Warn().Err(err).Msg("remove shared browser profile")
-			}
-		}
-		b.log.Info().Int("launch", p.n).Msg("shared browser disposed")
+		closeBrowser(context.Background(), browserClose{
+			close:  func() { _ = p.browser.Close() },
+			lost:   p.markLost,
+			kill:   p.profile,
+			remove: p.profile,
+			log:    b.log.With().Int("launch", p.n).Logger(),
+			what:   "shared browser",
+		})
 	})
 }
 
@@ -302,7 +271,7 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 		return nil, err
 	}
 	// No profile directory: disposing the generation closes the context only.
-	g := newGeneration(s, n, bc, "", false)
+	g := newGeneration(s, n, bc, "", false, nil)
 	pw, err := s.drv.Get(ctx)
 	if err == nil {
 		err = g.prepare(ctx, pw, false, false)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // TestHostilePagesAnswerWithSentinels: on a tab, frames whose server never
@@ -36,7 +37,7 @@ func TestHostilePagesAnswerWithSentinels(t *testing.T) {
 		}
 		c, cancel = bounded(4 * time.Second)
 		defer cancel()
-		snap, err := tab.AISnapshot(c, session.SnapshotOptions{})
+		snap, err := tab.AISnapshot(c, page.SnapshotOptions{})
 		if err != nil {
 			t.Fatalf("snapshot with silent frames: %v", err)
 		}
@@ -51,7 +52,7 @@ func TestHostilePagesAnswerWithSentinels(t *testing.T) {
 		}
 		c, cancel = bounded(6 * time.Second)
 		defer cancel()
-		if _, err := tab.AISnapshot(c, session.SnapshotOptions{}); !errors.Is(err, session.ErrNotResponding) {
+		if _, err := tab.AISnapshot(c, page.SnapshotOptions{}); !errors.Is(err, page.ErrNotResponding) {
 			t.Fatalf("snapshot of a busy page: %v, want ErrNotResponding", err)
 		}
 		if !tab.Busy() {
@@ -61,7 +62,7 @@ func TestHostilePagesAnswerWithSentinels(t *testing.T) {
 		c, cancel = bounded(15 * time.Second)
 		defer cancel()
 		_, err = tab.Navigate(c, h.URL+mcptest.HostileBusyBeforeLoad)
-		if !errors.Is(err, session.ErrNotResponding) {
+		if !errors.Is(err, page.ErrNotResponding) {
 			t.Fatalf("navigate to busy-before-load: %v, want ErrNotResponding", err)
 		}
 
@@ -75,7 +76,7 @@ func TestHostilePagesAnswerWithSentinels(t *testing.T) {
 		}
 		c, cancel = bounded(6 * time.Second)
 		defer cancel()
-		snap, err = tab.AISnapshot(c, session.SnapshotOptions{})
+		snap, err = tab.AISnapshot(c, page.SnapshotOptions{})
 		if err != nil || !strings.Contains(snap.Text, "An ordinary page.") {
 			t.Fatalf("snapshot after leaving the busy page: %v\n%v", err, snap)
 		}

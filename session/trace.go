@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // ErrNoTrace means no trace is running in the generation.
@@ -192,7 +194,7 @@ func (g *Generation) saveTraceOnClose(ctx context.Context, tr *Trace, saveTo fun
 // caller's patience.
 func (g *Generation) traceCall(ctx context.Context, op string, fn func() error, done func(error)) error {
 	var claimed atomic.Bool
-	err := run(ctx, g, op, stopOn{}, func() error {
+	err := page.Run(ctx, g.Context, op, func() error {
 		if !claimed.CompareAndSwap(false, true) {
 			return nil // the caller gave up before the call started
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // TestWatchNeverHidesAChange: after an action that changed nothing the last
@@ -22,48 +23,48 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 	cases := []struct {
 		name   string
 		button string // clicked; "hover" hovers the menu
-		check  func(t *testing.T, tab *session.Tab, text string)
+		check  func(t *testing.T, tab *page.Tab, text string)
 	}{
-		{"attribute", "#attr", func(t *testing.T, _ *session.Tab, text string) {
+		{"attribute", "#attr", func(t *testing.T, _ *page.Tab, text string) {
 			wantLine(t, text, `button "Disclosure"`, "[expanded]")
 		}},
-		{"title", "#title", func(t *testing.T, tab *session.Tab, _ string) {
+		{"title", "#title", func(t *testing.T, tab *page.Tab, _ string) {
 			if title, _ := tab.Title(t.Context()); title != "Retitled" {
 				t.Errorf("title = %q, want Retitled", title)
 			}
 		}},
-		{"hash", "#hash", func(t *testing.T, tab *session.Tab, _ string) {
+		{"hash", "#hash", func(t *testing.T, tab *page.Tab, _ string) {
 			if !strings.HasSuffix(tab.URL(), "#moved") {
 				t.Errorf("URL = %s, want #moved", tab.URL())
 			}
 		}},
-		{"value", "#value", func(t *testing.T, _ *session.Tab, text string) {
+		{"value", "#value", func(t *testing.T, _ *page.Tab, text string) {
 			wantLine(t, text, `textbox "Field"`, "set by script")
 		}},
-		{"checked", "#check", func(t *testing.T, _ *session.Tab, text string) {
+		{"checked", "#check", func(t *testing.T, _ *page.Tab, text string) {
 			wantLine(t, text, `checkbox "Agree"`, "[checked]")
 		}},
-		{"focus", "#focus", func(t *testing.T, _ *session.Tab, text string) {
+		{"focus", "#focus", func(t *testing.T, _ *page.Tab, text string) {
 			wantLine(t, text, `textbox "Other"`, "[active]")
 		}},
-		{"same-origin frame", "#same", func(t *testing.T, _ *session.Tab, text string) {
+		{"same-origin frame", "#same", func(t *testing.T, _ *page.Tab, text string) {
 			wantText(t, text, "same-origin frame changed")
 		}},
-		{"cross-process frame", "#cross", func(t *testing.T, _ *session.Tab, text string) {
+		{"cross-process frame", "#cross", func(t *testing.T, _ *page.Tab, text string) {
 			wantText(t, text, "cross-site frame changed")
 		}},
-		{"style rule", "#cssom", func(t *testing.T, _ *session.Tab, text string) {
+		{"style rule", "#cssom", func(t *testing.T, _ *page.Tab, text string) {
 			if strings.Contains(text, "Visible until a rule hides it") {
 				t.Errorf("the hidden paragraph is still in the snapshot:\n%s", text)
 			}
 		}},
-		{"popover", "#popbtn", func(t *testing.T, _ *session.Tab, text string) {
+		{"popover", "#popbtn", func(t *testing.T, _ *page.Tab, text string) {
 			wantText(t, text, "Popover body")
 		}},
-		{"shadow root", "#shadow", func(t *testing.T, _ *session.Tab, text string) {
+		{"shadow root", "#shadow", func(t *testing.T, _ *page.Tab, text string) {
 			wantText(t, text, "shadow changed")
 		}},
-		{":hover menu", "hover", func(t *testing.T, _ *session.Tab, text string) {
+		{":hover menu", "hover", func(t *testing.T, _ *page.Tab, text string) {
 			wantText(t, text, "Hover item")
 		}},
 	}
@@ -76,7 +77,7 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 		// cross-site frame is removed first: with it the watch never serves
 		// an old snapshot (it cannot enter the frame), and the other cases
 		// would pass whatever the watch saw.
-		load := func(t *testing.T, cross bool) *session.Snapshot {
+		load := func(t *testing.T, cross bool) *page.Snapshot {
 			t.Helper()
 			if _, err := tab.Navigate(ctx, url+"/"); err != nil {
 				t.Fatalf("navigate: %v", err)
@@ -90,7 +91,7 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			// to mean anything.
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				snap, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+				snap, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
 				if err != nil {
 					t.Fatalf("snapshot: %v", err)
 				}
@@ -119,15 +120,15 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tab.Act(ctx, el.Click(session.ClickOptions{})); err != nil {
+			if err := tab.Act(ctx, el.Click(page.ClickOptions{})); err != nil {
 				t.Fatal(err)
 			}
 		}
 
 		// take takes the tab's whole-page AI snapshot.
-		take := func(t *testing.T) *session.Snapshot {
+		take := func(t *testing.T) *page.Snapshot {
 			t.Helper()
-			s, err := tab.AISnapshot(ctx, session.SnapshotOptions{})
+			s, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +164,7 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			if _, err := tab.Evaluate(ctx, `() => 0`); err != nil {
 				t.Fatal(err)
 			}
-			if next, err := tab.AISnapshot(ctx, session.SnapshotOptions{}); err != nil || next == changed {
+			if next, err := tab.AISnapshot(ctx, page.SnapshotOptions{}); err != nil || next == changed {
 				t.Fatalf("a snapshot after an evaluate was served from the watch (err %v)", err)
 			}
 		})

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // actionsTools are the seed's interactions that upstream's defaults lack
@@ -44,11 +44,11 @@ func scrollIntoView(c *tabCall) error {
 }
 
 // inputPaths reads every file an agent hands the page (tools/files.go).
-func (c *tabCall) inputPaths(paths []string) ([]session.InputFile, error) {
+func (c *tabCall) inputPaths(paths []string) ([]page.InputFile, error) {
 	return c.inputFiles(paths)
 }
 
-func baseNames(files []session.InputFile) string {
+func baseNames(files []page.InputFile) string {
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.Name
@@ -106,12 +106,12 @@ func armDialog(c *tabCall) error {
 	accept := c.args.Bool("accept", false)
 	hasText := c.args.Has("promptText")
 	text := c.args.String("promptText", "")
-	answer := session.DialogAnswer{Accept: accept}
+	answer := page.DialogAnswer{Accept: accept}
 	if accept && hasText {
 		answer.PromptText = &text
 	}
 	tab := c.tab
-	tab.ArmDialog(answer, func(d session.DialogInfo, err error) {
+	tab.ArmDialog(answer, func(d page.DialogInfo, err error) {
 		verb := "dismissed"
 		if accept {
 			verb = "accepted"

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func activityTools() []*Tool {
@@ -85,7 +85,7 @@ func (c *tabCall) output(prefix, ext, text string) error {
 
 var staticTypes = map[string]bool{"image": true, "font": true, "stylesheet": true, "script": true, "media": true, "manifest": true, "texttrack": true}
 
-func requestLine(i int, r session.RequestEntry) string {
+func requestLine(i int, r page.RequestEntry) string {
 	status := "pending"
 	switch {
 	case r.Failure != "":

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Output shapes every tool answer as upstream's --codegen, --secrets and
@@ -86,11 +86,11 @@ var aiRef = regexp.MustCompile(`^(f\d+)?e\d+$`)
 
 // codeSelector is the Playwright selector of an element for the code
 // section, read before the action (the element may be gone after it).
-func (c *tabCall) codeSelector(el *session.Element, target string) string {
+func (c *tabCall) codeSelector(el *page.Element, target string) string {
 	return c.codeSelectorIn(c.ctx, el, target)
 }
 
-func (c *tabCall) codeSelectorIn(ctx context.Context, el *session.Element, target string) string {
+func (c *tabCall) codeSelectorIn(ctx context.Context, el *page.Element, target string) string {
 	if c.env.Output.lang() == codegen.None {
 		return ""
 	}
@@ -117,7 +117,7 @@ func refSelector(ref string) string { return "aria-ref=" + ref }
 // is read now. The returned function gives the selector, waiting at most
 // besideWait once the action is over (a page the action left busy may
 // never answer) before printing the ref.
-func (c *tabCall) codeSelectorLater(el *session.Element, target string, beside bool) func() string {
+func (c *tabCall) codeSelectorLater(el *page.Element, target string, beside bool) func() string {
 	if !beside || c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
 		sel := c.codeSelector(el, target)
 		return func() string { return sel }

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -63,7 +63,7 @@ func (c *tabCall) addDiff() {
 		c.resp.SetSnapshot("- No change in the page snapshot but the typed text")
 		return
 	}
-	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
+	snap, err := c.tab.AISnapshot(c.ctx, page.SnapshotOptions{})
 	if err != nil {
 		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 		return

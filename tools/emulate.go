@@ -3,7 +3,7 @@ package tools
 import (
 	"fmt"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func emulateTools() []*Tool {
@@ -14,7 +14,7 @@ func emulateTools() []*Tool {
 }
 
 func emulateMedia(c *tabCall) error {
-	var o session.MediaOptions
+	var o page.MediaOptions
 	set := 0
 	// Omitted: unchanged; null: clear the override ("" for session); a
 	// value outside the list: unchanged.

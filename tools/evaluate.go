@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // evaluateTimeout bounds a browser_evaluate call; the script may keep running
@@ -31,9 +31,9 @@ func evaluate(c *tabCall) error {
 	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)
 	defer cancel()
 	v, err := c.evaluateOn(ctx, el, fn)
-	var te *session.TimeoutError
+	var te *page.TimeoutError
 	switch {
-	case errors.Is(err, session.ErrModal):
+	case errors.Is(err, page.ErrModal):
 		c.resp.Result("The script opened a dialog; handle it with browser_handle_dialog")
 		return nil
 	case errors.As(err, &te) && c.ctx.Err() == nil:
@@ -68,7 +68,7 @@ func runCodeUnsafe(_ context.Context, _ *Env, _ Args) *Response {
 }
 
 // evalArgs reads the function and optional target of the evaluate tools.
-func (c *tabCall) evalArgs() (string, *session.Element, error) {
+func (c *tabCall) evalArgs() (string, *page.Element, error) {
 	fn := strings.TrimSpace(c.args.String("function", ""))
 	if fn == "" {
 		return "", nil, fmt.Errorf("function is empty: pass e.g. () => document.title")
@@ -81,7 +81,7 @@ func (c *tabCall) evalArgs() (string, *session.Element, error) {
 }
 
 // evaluateOn runs fn on the element, or on the page when el is nil.
-func (c *tabCall) evaluateOn(ctx context.Context, el *session.Element, fn string) (any, error) {
+func (c *tabCall) evaluateOn(ctx context.Context, el *page.Element, fn string) (any, error) {
 	if el != nil {
 		return el.Evaluate(ctx, fn, nil)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // Files the tools write and read. Every file under the output directory is
@@ -247,7 +248,7 @@ func (a *fileArea) rename(from, name, prefix, ext string) (string, error) {
 }
 
 // maxInputBytes bounds the files of one upload or drop.
-const maxInputBytes = session.MaxInputFileBytes
+const maxInputBytes = page.MaxInputFileBytes
 
 // inputFiles reads the files an agent hands the page (upload, drop) from
 // the allowed roots: the caller's own directory and, for stdio and
@@ -255,13 +256,13 @@ const maxInputBytes = session.MaxInputFileBytes
 // another principal's directory is never readable. With unrestricted file
 // access any path is read. The page gets the bytes read here, so a path
 // swapped after the check cannot change what it receives.
-func (c *tabCall) inputFiles(paths []string) ([]session.InputFile, error) {
+func (c *tabCall) inputFiles(paths []string) ([]page.InputFile, error) {
 	a, err := c.env.filesOf(c.sess)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
-	out := make([]session.InputFile, 0, len(paths))
+	out := make([]page.InputFile, 0, len(paths))
 	var total int64
 	for _, p := range paths {
 		b, err := a.readInput(p, maxInputBytes-total)
@@ -273,7 +274,7 @@ func (c *tabCall) inputFiles(paths []string) ([]session.InputFile, error) {
 		if typ == "" {
 			typ = "application/octet-stream"
 		}
-		out = append(out, session.InputFile{Name: filepath.Base(p), MimeType: typ, Data: b})
+		out = append(out, page.InputFile{Name: filepath.Base(p), MimeType: typ, Data: b})
 	}
 	return out, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -82,7 +82,7 @@ func find(c *tabCall) error {
 		}
 		m, what = snapshot.RegexMatcher{Regexp: re}, rx
 	}
-	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{})
+	snap, err := c.tab.AISnapshot(c.ctx, page.SnapshotOptions{})
 	if err != nil {
 		return err
 	}

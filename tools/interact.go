@@ -7,7 +7,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func interactTools() []*Tool {
@@ -24,9 +24,9 @@ func interactTools() []*Tool {
 	}
 }
 
-// act runs the steps of an action on the tab and settles (session.Tab.Act):
+// act runs the steps of an action on the tab and settles (page.Tab.Act):
 // a dialog or file chooser the action opens ends it early.
-func (c *tabCall) act(steps ...session.Step) error {
+func (c *tabCall) act(steps ...page.Step) error {
 	return c.tab.Act(c.ctx, steps...)
 }
 
@@ -49,7 +49,7 @@ func click(c *tabCall) error {
 	// Playwright presses only after the element has been stable for two
 	// animation frames: the selector is resolved well before that.
 	codeSel := c.codeSelectorLater(el, target, true)
-	err = c.act(el.Click(session.ClickOptions{
+	err = c.act(el.Click(page.ClickOptions{
 		Button:    c.args.String("button", "left"),
 		Modifiers: c.args.Strings("modifiers"),
 		Double:    c.args.Bool("doubleClick", false),
@@ -82,9 +82,9 @@ func typeText(c *tabCall) error {
 	// The field stays where it is while text goes in; a submit may take
 	// it away, so then its selector is read before.
 	codeSel := c.codeSelectorLater(el, target, !submit)
-	steps := []session.Step{el.Fill(value)}
+	steps := []page.Step{el.Fill(value)}
 	if slowly {
-		steps = []session.Step{el.Type(value)}
+		steps = []page.Step{el.Type(value)}
 	}
 	c.typed = &value
 	if submit {
@@ -175,7 +175,7 @@ func fillForm(c *tabCall) error {
 	if len(fields) == 0 {
 		return fmt.Errorf("fields is empty: pass at least one {target, name, type, value}")
 	}
-	var steps []session.Step
+	var steps []page.Step
 	for i, f := range fields {
 		target, _ := f["target"].(string)
 		el, err := c.locate(target)

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -123,7 +123,7 @@ func labeledScreenshot(c *tabCall) error {
 		}
 	}
 	n := int(c.args.Number("maxLabels", maxLabels))
-	snap, err := c.tab.AISnapshot(c.ctx, session.SnapshotOptions{Boxes: true})
+	snap, err := c.tab.AISnapshot(c.ctx, page.SnapshotOptions{Boxes: true})
 	if err != nil {
 		return fmt.Errorf("snapshot the page: %w", err)
 	}
@@ -132,11 +132,11 @@ func labeledScreenshot(c *tabCall) error {
 		return fmt.Errorf("read the viewport: %w", err)
 	}
 	labels := pickLabels(parseLabels(snap.Text), n, vw, vh, full)
-	boxes := make([]session.Label, len(labels))
+	boxes := make([]page.Label, len(labels))
 	for i, l := range labels {
-		boxes[i] = session.Label{Text: l.Ref, X: l.X, Y: l.Y, W: l.W, H: l.H}
+		boxes[i] = page.Label{Text: l.Ref, X: l.X, Y: l.Y, W: l.W, H: l.H}
 	}
-	o := session.ScreenshotOptions{Type: "png", FullPage: full}
+	o := page.ScreenshotOptions{Type: "png", FullPage: full}
 	if typ == "jpeg" {
 		o.Type, o.Quality = "jpeg", 90
 	}

@@ -3,7 +3,7 @@ package tools
 import (
 	"fmt"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func modalTools() []*Tool {
@@ -16,7 +16,7 @@ func modalTools() []*Tool {
 func handleDialog(c *tabCall) error {
 	m := c.tab.Modals()[0]
 	accept := c.args.Bool("accept", false)
-	answer := session.DialogAnswer{Accept: accept}
+	answer := page.DialogAnswer{Accept: accept}
 	if accept && c.args.Has("promptText") {
 		text := c.args.String("promptText", "")
 		answer.PromptText = &text

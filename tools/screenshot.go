@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func screenshotTools() []*Tool {
@@ -28,7 +28,7 @@ func screenshot(c *tabCall) error {
 			typ = "png"
 		}
 	}
-	o := session.ScreenshotOptions{Type: typ, DeviceScale: c.args.String("scale", "css") == "device"}
+	o := page.ScreenshotOptions{Type: typ, DeviceScale: c.args.String("scale", "css") == "device"}
 	full := c.args.Bool("fullPage", false)
 	target := c.args.String("target", "")
 	if full && target != "" {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -58,7 +58,7 @@ func snapshotCall(c *tabCall) error {
 	switch mode {
 	case "ai":
 		var err error
-		opts := session.SnapshotOptions{Depth: req.depth, Boxes: req.boxes}
+		opts := page.SnapshotOptions{Depth: req.depth, Boxes: req.boxes}
 		if req.target != "" {
 			el, lerr := c.locate(req.target)
 			if lerr != nil {
@@ -66,7 +66,7 @@ func snapshotCall(c *tabCall) error {
 			}
 			text, err = el.AISnapshot(c.ctx, opts)
 		} else {
-			var snap *session.Snapshot
+			var snap *page.Snapshot
 			if snap, err = c.tab.AISnapshot(c.ctx, opts); err == nil {
 				text = snap.Text
 				if n := snap.FramesNotLoaded; n > 0 {

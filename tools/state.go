@@ -11,6 +11,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // stateTools are the seed's state family beyond upstream's core resize and
@@ -49,7 +50,7 @@ func stateTools() []*Tool {
 	}
 }
 
-func deviceNames(devices map[string]session.Device, query string) []string {
+func deviceNames(devices map[string]page.Device, query string) []string {
 	q := strings.ToLower(query)
 	var names []string
 	for n := range devices {
@@ -130,7 +131,7 @@ func setGeolocation(c *tabCall) error {
 		c.resp.Result("Cleared the geolocation")
 		return nil
 	}
-	geo := &session.Geolocation{Latitude: c.args.Number("latitude", 0), Longitude: c.args.Number("longitude", 0)}
+	geo := &page.Geolocation{Latitude: c.args.Number("latitude", 0), Longitude: c.args.Number("longitude", 0)}
 	if c.args.Has("accuracy") {
 		a := c.args.Number("accuracy", 0)
 		geo.Accuracy = &a
@@ -148,7 +149,7 @@ func setGeolocation(c *tabCall) error {
 func setTimezone(c *tabCall) error {
 	tz := strings.TrimSpace(c.args.String("timezoneId", ""))
 	if err := c.tab.SetTimezone(c.ctx, tz); err != nil {
-		if errors.Is(err, session.ErrUnknownTimezone) {
+		if errors.Is(err, page.ErrUnknownTimezone) {
 			return fmt.Errorf("timezone %s is unknown: use an IANA name like Europe/Berlin", clip.Quote(tz))
 		}
 		if tz != "" && !errors.Is(err, session.ErrBrowserGone) {
@@ -205,7 +206,7 @@ func evaluateWithTimeout(c *tabCall) error {
 		v, err = c.tab.Evaluate(ectx, fn)
 	}
 	switch {
-	case errors.Is(err, session.ErrModal):
+	case errors.Is(err, page.ErrModal):
 		c.resp.Result("The script opened a dialog; handle it with browser_handle_dialog")
 		return nil
 	case err != nil && c.ctx.Err() != nil:

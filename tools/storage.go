@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // storageTools are upstream's --caps=storage tools: cookies, web storage and
@@ -72,7 +72,7 @@ func shownValue(v string) string {
 	return s
 }
 
-func cookieLine(ck session.Cookie) string {
+func cookieLine(ck page.Cookie) string {
 	var flags []string
 	flags = append(flags, "domain="+ck.Domain, "path="+ck.Path)
 	if ck.Expires > 0 {
@@ -188,7 +188,7 @@ func cookieSet(c *tabCall) error {
 	if !strings.HasPrefix(path, "/") {
 		return fmt.Errorf("cookie path %s must start with /", clip.Quote(path))
 	}
-	ck := session.NewCookie{Name: name, Value: value, SameSite: c.args.String("sameSite", "")}
+	ck := page.NewCookie{Name: name, Value: value, SameSite: c.args.String("sameSite", "")}
 	if domain != "" {
 		ck.Domain, ck.Path = domain, path
 	} else {
@@ -259,7 +259,7 @@ func cookieClear(c *tabCall) error {
 }
 
 func webStorage(kind, op string) func(*tabCall) error {
-	area := session.StorageArea(kind)
+	area := page.StorageArea(kind)
 	name := kind + "Storage"
 	return func(c *tabCall) error {
 		key, value := c.args.String("key", ""), c.args.String("value", "")

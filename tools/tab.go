@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // tabCall is the state of one call of a tool that works on the current tab.
@@ -18,13 +19,13 @@ type tabCall struct {
 	args Args
 	sess *session.Session
 	gen  *session.Generation
-	tab  *session.Tab
+	tab  *page.Tab
 	resp *Response
 
 	// snapshot says what the response carries in its Snapshot section.
 	snapshot snapshotKind
 	// before is the tab's snapshot before the action, for the diff.
-	before *session.Snapshot
+	before *page.Snapshot
 	// navBefore is the tab's navigation count before the action.
 	navBefore int
 	// typed is the text an action typed into the focused field, if any:
@@ -43,7 +44,7 @@ const (
 // tabOpts describe how a tab tool behaves around its action.
 type tabOpts struct {
 	// clearsModal is the modal kind the tool handles ("dialog", "filechooser").
-	clearsModal string
+	clearsModal page.ModalKind
 	// snapshot is what the Snapshot section carries after the action.
 	snapshot snapshotKind
 	// noPage leaves out the Page section.
@@ -74,7 +75,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 				return nil
 			}
 			if len(modals) == 0 && o.clearsModal != "" {
-				what := map[string]string{"dialog": "dialog", "filechooser": "file chooser"}[o.clearsModal]
+				what := map[page.ModalKind]string{"dialog": "dialog", "filechooser": "file chooser"}[o.clearsModal]
 				resp.Error("No %s is open: %s handles the modal state a page action opened.", what, name)
 				return nil
 			}
@@ -84,7 +85,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 			}
 			if err := fn(c); err != nil {
 				if g.Lost() || errors.Is(err, session.ErrBrowserGone) {
-					return fmt.Errorf("%w: %w", session.ErrBrowserGone, err)
+					return fmt.Errorf("%w: %v", session.ErrBrowserGone, err)
 				}
 				resp.Error("%s", friendlyError(err))
 			}
@@ -123,7 +124,7 @@ func (c *tabCall) finish(o tabOpts) {
 	if !c.resp.Failed() || c.snapshot == snapFull {
 		switch c.snapshot {
 		case snapFull:
-			if snap, err := tab.AISnapshot(c.ctx, session.SnapshotOptions{}); err == nil {
+			if snap, err := tab.AISnapshot(c.ctx, page.SnapshotOptions{}); err == nil {
 				c.setFull(snap.Text)
 			} else {
 				c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
@@ -145,7 +146,7 @@ func (c *tabCall) addModal() bool {
 	return len(modals) > 0
 }
 
-func pageLines(ctx context.Context, t *session.Tab) []string {
+func pageLines(ctx context.Context, t *page.Tab) []string {
 	lines := []string{"- Page URL: " + t.URL()}
 	if title, ok := t.Title(ctx); ok {
 		lines = append(lines, "- Page Title: "+title)
@@ -159,7 +160,7 @@ func pageLines(ctx context.Context, t *session.Tab) []string {
 	return lines
 }
 
-func consoleCounts(t *session.Tab) (errs, warns int) {
+func consoleCounts(t *page.Tab) (errs, warns int) {
 	// The same levels browser_console_messages lists (an "assert" is an
 	// error there too).
 	for _, e := range t.Console(true) {
@@ -193,7 +194,7 @@ func tabLines(ctx context.Context, g *session.Generation) []string {
 
 // locate turns a target (a ref from the last snapshot, or a selector) into
 // an element of the current tab, failing fast when it matches nothing.
-func (c *tabCall) locate(target string) (*session.Element, error) {
+func (c *tabCall) locate(target string) (*page.Element, error) {
 	return c.tab.Locate(c.ctx, target)
 }
 
@@ -220,17 +221,17 @@ func friendlyError(err error) string {
 const maxErrorLine = 600
 
 func friendlyLine(err error) string {
-	var te *session.TimeoutError
-	var re *session.RefError
-	var be *session.BlockedError
+	var te *page.TimeoutError
+	var re *page.RefError
+	var be *page.BlockedError
 	switch {
 	case errors.As(err, &re):
 		return re.Msg
 	case errors.As(err, &be):
 		return be.Error()
-	case errors.Is(err, session.ErrModal):
+	case errors.Is(err, page.ErrModal):
 		return "a dialog or file chooser opened and blocks the page: handle it with browser_handle_dialog or browser_file_upload"
-	case errors.Is(err, session.ErrNotResponding):
+	case errors.Is(err, page.ErrNotResponding):
 		return clip.FirstLine(err.Error()) + ": browser_navigate to another page stops its scripts, or try again later"
 	case errors.As(err, &te):
 		line := clip.FirstLine(strings.TrimPrefix(err.Error(), "playwright: "))

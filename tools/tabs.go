@@ -6,6 +6,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func tabsTools() []*Tool {
@@ -28,7 +29,7 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 		return resp.Error("index must be a whole number, got %v", args.Number("index", -1))
 	}
 	err = sess.Do(ctx, func(ctx context.Context, g *session.Generation) error {
-		var current *session.Tab
+		var current *page.Tab
 		switch action {
 		case "list":
 		case "new":
@@ -60,7 +61,7 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 			current = t
 		case "close":
 			tabs := g.Tabs()
-			var t *session.Tab
+			var t *page.Tab
 			if hasIndex {
 				if index < 0 || index >= len(tabs) {
 					resp.Error("tab %d not found: there are %d tabs; list them with browser_tabs", index, len(tabs))

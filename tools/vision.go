@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // visionTools are upstream's --caps=vision coordinate tools (viewport CSS
@@ -57,7 +57,7 @@ func mouseClick(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	o := session.MouseClickOptions{Button: c.args.String("button", "left")}
+	o := page.MouseClickOptions{Button: c.args.String("button", "left")}
 	if c.args.Has("clickCount") {
 		o.Count = int(c.args.Number("clickCount", 1))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func waitTools() []*Tool {
@@ -36,7 +37,7 @@ func waitFor(c *tabCall) error {
 	}
 	if gone != "" {
 		if err := c.tab.WaitForText(c.ctx, gone, true, maxWait); err != nil {
-			if errors.Is(err, session.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
+			if errors.Is(err, page.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
 				return err
 			}
 			return fmt.Errorf("text %s did not disappear within %v", clip.Quote(gone), maxWait)
@@ -44,7 +45,7 @@ func waitFor(c *tabCall) error {
 	}
 	if text != "" {
 		if err := c.tab.WaitForText(c.ctx, text, false, maxWait); err != nil {
-			if errors.Is(err, session.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
+			if errors.Is(err, page.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
 				return err
 			}
 			return fmt.Errorf("text %s did not appear within %v", clip.Quote(text), maxWait)

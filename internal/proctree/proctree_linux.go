@@ -1,10 +1,13 @@
 package proctree
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -124,4 +127,41 @@ func Kill(kv string, pgid int, before []Proc, wait time.Duration) []Proc {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Cmdline is one live process and its command line.
+type Cmdline struct {
+	PID  int
+	Args []string
+}
+
+// WithArg lists the live processes (zombies skipped) whose command line
+// has an argument equal to arg, with their command lines.
+func WithArg(arg string) []Cmdline {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte(arg)
+	var out []Cmdline
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		cmd, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil || !slices.ContainsFunc(bytes.Split(cmd, []byte{0}), func(a []byte) bool { return bytes.Equal(a, want) }) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if st, err := parseStat(string(stat)); err != nil || st.State == "Z" || st.State == "X" {
+			continue
+		}
+		out = append(out, Cmdline{PID: pid, Args: strings.Split(strings.TrimSuffix(string(cmd), "\x00"), "\x00")})
+	}
+	return out
 }

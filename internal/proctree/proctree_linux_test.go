@@ -78,3 +78,25 @@ func TestOwnKeepsAttrs(t *testing.T) {
 		t.Fatalf("SysProcAttr after Own: %+v", a)
 	}
 }
+
+// TestWithArg finds a child by one argument of its command line, with the
+// whole command line, and no longer once it exited.
+func TestWithArg(t *testing.T) {
+	arg := "--proctree-test=" + strconv.Itoa(os.Getpid())
+	cmd := exec.Command("sh", "-c", "sleep 60", "sh", arg)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	got := WithArg(arg)
+	if len(got) != 1 || got[0].PID != cmd.Process.Pid || got[0].Args[len(got[0].Args)-1] != arg {
+		t.Fatalf("WithArg(%q) = %+v, want pid %d", arg, got, cmd.Process.Pid)
+	}
+	if WithArg(arg+"x") != nil || WithArg(arg[:len(arg)-1]) != nil {
+		t.Fatal("WithArg matched an argument that is not equal")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if got := WithArg(arg); got != nil {
+		t.Fatalf("after exit: %+v", got)
+	}
+}

@@ -24,3 +24,12 @@ func Remaining(kv string, before []Proc) []Proc { return nil }
 
 // Kill kills nothing outside Linux.
 func Kill(kv string, pgid int, before []Proc, wait time.Duration) []Proc { return nil }
+
+// Cmdline is one live process and its command line.
+type Cmdline struct {
+	PID  int
+	Args []string
+}
+
+// WithArg finds nothing outside Linux.
+func WithArg(arg string) []Cmdline { return nil }

@@ -213,7 +213,6 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 		Max:             cfg.SessionMax,
 		MaxPerPrincipal: cfg.SessionMaxPerPrincipal,
 		Isolation:       cfg.Isolation,
-		Backend:         session.NewMemoryBackend(),
 		Log:             s.log,
 		New:             t.sessionFactory(base),
 		OnClose: func(key, handle string) {

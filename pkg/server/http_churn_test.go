@@ -188,9 +188,6 @@ func TestHTTPSessionChurnWithBrowsers(t *testing.T) {
 	if st := reg.Stats(); st.Active != 0 || st.Pending != 0 {
 		t.Fatalf("stats after churn: %+v, want none", st)
 	}
-	if list, _ := reg.Backend().List(t.Context()); len(list) != 0 {
-		t.Fatalf("backend holds %d sessions after churn", len(list))
-	}
 	// One shared browser throughout: it was neither relaunched nor killed.
 	if got := shared.PIDs(); len(got) == 0 || shared.ProfileDir() != profile {
 		t.Fatalf("shared browser changed during churn: profile %q → %q, pids %v", profile, shared.ProfileDir(), got)

@@ -396,9 +396,6 @@ func TestHTTPSessionChurn(t *testing.T) {
 	if st := reg.Stats(); st.Active != 1 || st.Pending != 0 {
 		t.Fatalf("stats after churn: %+v (want only the warm-up session)", st)
 	}
-	if list, _ := reg.Backend().List(t.Context()); len(list) != 1 {
-		t.Fatalf("backend holds %d sessions after churn", len(list))
-	}
 	var n int
 	for range 100 {
 		if n = runtime.NumGoroutine(); n <= base+2 {

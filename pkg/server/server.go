@@ -22,6 +22,7 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 	"github.com/cloakmcp/cloakbrowser-mcp/tools"
 )
 
@@ -248,7 +249,7 @@ func (s *Server) sessionConfig() session.Config {
 		sc.OutputDir = dir
 	}
 	if w, h, ok := s.cfg.Viewport(); ok {
-		sc.Viewport = &session.Size{Width: w, Height: h}
+		sc.Viewport = &page.Size{Width: w, Height: h}
 	}
 	// Drop-in options (upstream's flags; pkg/config).
 	c := s.cfg
@@ -267,7 +268,7 @@ func (s *Server) sessionConfig() session.Config {
 		BypassCSP: x.BypassCSP, Offline: x.Offline, ExtraHTTPHeaders: x.ExtraHTTPHeaders,
 	}
 	if g := x.Geolocation; g != nil {
-		sc.Context.Geolocation = &session.Geolocation{Latitude: g.Latitude, Longitude: g.Longitude, Accuracy: g.Accuracy}
+		sc.Context.Geolocation = &page.Geolocation{Latitude: g.Latitude, Longitude: g.Longitude, Accuracy: g.Accuracy}
 	}
 	if hc := x.HTTPCredentials; hc != nil {
 		sc.Context.HTTPUsername, sc.Context.HTTPPassword = hc.Username, hc.Password

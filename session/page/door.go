@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mxschmitt/playwright-go"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
@@ -17,10 +18,14 @@ import (
 // through run (or call), which races it against the caller's context, the
 // loss of the browser and, for page work, a dialog or file chooser that
 // opens and blocks the page. The call itself cannot be cancelled in
-// Playwright; it runs on a goroutine the generation owns, which ends when the
-// call returns or the browser closes, and which dispose waits for.
+// Playwright; it runs on a goroutine the Context owns, which ends when the
+// call returns or the browser closes, and which Context.Drain (the
+// generation's dispose) waits for.
 
 var (
+	// ErrBrowserGone means the browser of the tab's generation was lost: no
+	// call on it can succeed (the session relaunches it on its next call).
+	ErrBrowserGone = errors.New("browser gone")
 	// ErrModal means a dialog or file chooser opened (or was open) while the
 	// call ran: the page is blocked until browser_handle_dialog or
 	// browser_file_upload handles it.
@@ -110,6 +115,11 @@ func refErr(ref, format string, args ...any) error {
 	return &RefError{Ref: ref, Msg: fmt.Sprintf(format, args...)}
 }
 
+// Classify turns an error Playwright returned for op into the door's
+// errors (a *TimeoutError, a *PageError…), for a call made outside the
+// door (connecting to a browser).
+func Classify(op string, err error) error { return classify(op, err, false) }
+
 // classify turns what Playwright returned into the session's errors.
 func classify(op string, err error, lost bool) error {
 	if err == nil {
@@ -129,31 +139,26 @@ func classify(op string, err error, lost bool) error {
 	if errors.As(err, &pw) && pw.Message != "" {
 		msg = pw.Message
 	}
-	msg = firstLine(strings.TrimPrefix(msg, "playwright: "))
+	msg = clip.FirstLine(strings.TrimPrefix(msg, "playwright: "))
 	if errors.Is(err, playwright.ErrTimeout) || strings.HasPrefix(msg, "Timeout ") {
 		return &TimeoutError{Op: op, Msg: msg, Err: err}
 	}
-	if strings.Contains(msg, "Target page, context or browser has been closed") || strings.Contains(msg, "Target closed") {
+	if errors.Is(err, playwright.ErrTargetClosed) {
 		return &PageError{Op: op, Msg: msg, Err: ErrTabClosed}
 	}
 	return &PageError{Op: op, Msg: msg, Err: err}
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// calls tracks the goroutines that carry browser calls of one generation.
+// calls tracks the goroutines that carry browser calls of one browser
+// context.
 type calls struct {
 	mu     sync.Mutex
 	wg     sync.WaitGroup
 	closed bool
 }
 
-// add admits one call; false once the generation is being disposed.
+// add admits one call; false once the context is drained (its generation
+// disposed).
 func (c *calls) add() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -195,12 +200,12 @@ type stopOn struct {
 	bound time.Duration
 }
 
-// call runs fn on a goroutine owned by g and returns its result, or an error
+// call runs fn on a goroutine owned by c and returns its result, or an error
 // as soon as ctx ends (a *TimeoutError for a deadline), the browser is lost
 // (ErrBrowserGone) or, with stop.modal, a modal state opens (ErrModal).
-func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn func() (T, error)) (T, error) {
+func call[T any](ctx context.Context, c *Context, op string, stop stopOn, fn func() (T, error)) (T, error) {
 	var zero T
-	if g.Lost() {
+	if c.isLost() {
 		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
 	}
 	if err := ctx.Err(); err != nil {
@@ -220,9 +225,9 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 			return zero, ErrModal
 		default:
 		}
-		elsewhere, blocker = g.modalElsewhere(stop.modal)
+		elsewhere, blocker = c.modalElsewhere(stop.modal)
 	}
-	if !g.calls.add() {
+	if !c.calls.add() {
 		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
 	}
 	type result struct {
@@ -231,7 +236,7 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer g.calls.wg.Done()
+		defer c.calls.wg.Done()
 		var r result
 		r.err = safely(func() (err error) {
 			r.v, err = fn()
@@ -244,7 +249,7 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 		select {
 		case r := <-done:
 			if r.err != nil {
-				return zero, classify(op, r.err, g.Lost())
+				return zero, classify(op, r.err, c.isLost())
 			}
 			return r.v, nil
 		case <-modal:
@@ -260,12 +265,12 @@ func call[T any](ctx context.Context, g *Generation, op string, stop stopOn, fn 
 				if ms := o.Modals(); len(ms) > 0 {
 					desc = ms[0].Description
 				}
-				return zero, &BlockedError{Tab: g.IndexOf(o), Modal: desc}
+				return zero, &BlockedError{Tab: c.indexOf(o), Modal: desc}
 			}
 			// Handled meanwhile: watch again.
 			elsewhere, grace = nil, nil
-			elsewhere, _ = g.modalElsewhere(stop.modal)
-		case <-g.lostCh:
+			elsewhere, _ = c.modalElsewhere(stop.modal)
+		case <-c.env.Lost:
 			return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
 		case <-ctx.Done():
 			return zero, ctxErr(op, ctx.Err())
@@ -280,21 +285,21 @@ func ctxErr(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// goOwned runs fn on a goroutine the generation owns: dispose waits for it.
-// Nothing runs once the generation is being disposed.
-func (g *Generation) goOwned(fn func()) {
-	if !g.calls.add() {
+// Go runs fn on a goroutine the browser context owns: Drain waits for it.
+// Nothing runs once the context is being drained (its generation disposed).
+func (c *Context) Go(fn func()) {
+	if !c.calls.add() {
 		return
 	}
 	go func() {
-		defer g.calls.wg.Done()
+		defer c.calls.wg.Done()
 		_ = safely(func() error { fn(); return nil })
 	}()
 }
 
 // run is call for work without a result.
-func run(ctx context.Context, g *Generation, op string, stop stopOn, fn func() error) error {
-	_, err := call(ctx, g, op, stop, func() (struct{}, error) { return struct{}{}, fn() })
+func run(ctx context.Context, c *Context, op string, stop stopOn, fn func() error) error {
+	_, err := call(ctx, c, op, stop, func() (struct{}, error) { return struct{}{}, fn() })
 	return err
 }
 

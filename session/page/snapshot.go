@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -125,12 +125,12 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		s := t.snap
 		switch {
 		case s == nil || r.nav != t.lastNav:
-		case r.sameAs(t.snapBase) && !t.snapMarksOff:
+		case r.SameAs(t.snapBase) && !t.snapMarksOff:
 			// Nothing changed since the last snapshot: it is the answer.
 			t.snapBase = r.NewBase
 			t.mu.Unlock()
 			return s, nil
-		case settled && r.clickedOnly(t.snapBase):
+		case settled && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
 			// off, so it is not served as a page snapshot again.
@@ -153,7 +153,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	for {
 		var err error
 		opts := o.pageWithin(ctx, budget)
-		text, err = call(ctx, t.g, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
+		text, err = call(ctx, t.c, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
 		var te *TimeoutError
 		if err == nil {
 			break
@@ -195,14 +195,14 @@ func (t *Tab) LastSnapshot() *Snapshot {
 	return t.snap
 }
 
-// HasRef reports whether the tab's last AI snapshot holds ref.
-func (t *Tab) HasRef(ref string) bool {
+// hasRef reports whether the tab's last AI snapshot holds ref.
+func (t *Tab) hasRef(ref string) bool {
 	s := t.LastSnapshot()
 	return s != nil && strings.Contains(s.Text, "[ref="+ref+"]")
 }
 
-// AXTree fetches Chromium's full accessibility tree of the tab's main frame.
-func (t *Tab) AXTree(ctx context.Context) ([]*accessibility.Node, error) {
+// axTree fetches Chromium's full accessibility tree of the tab's main frame.
+func (t *Tab) axTree(ctx context.Context) ([]*accessibility.Node, error) {
 	raw, err := t.CDP(ctx, "Accessibility.getFullAXTree", nil)
 	if err != nil {
 		return nil, fmt.Errorf("read the accessibility tree: %w", err)
@@ -221,7 +221,7 @@ func (t *Tab) AXTree(ctx context.Context) ([]*accessibility.Node, error) {
 // ARIASnapshot builds the ARIA tree of the tab (refs ax12, kept from the
 // previous one where the node is the same) and keeps it for ref resolution.
 func (t *Tab) ARIASnapshot(ctx context.Context) (*snapshot.Tree, error) {
-	nodes, err := t.AXTree(ctx)
+	nodes, err := t.axTree(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func (t *Tab) ARIASnapshot(ctx context.Context) (*snapshot.Tree, error) {
 // RoleSnapshot builds the Role tree of the tab (refs r12) with o (Previous
 // is filled in) and keeps it for ref resolution.
 func (t *Tab) RoleSnapshot(ctx context.Context, o snapshot.RoleOptions) (*snapshot.Tree, error) {
-	nodes, err := t.AXTree(ctx)
+	nodes, err := t.axTree(ctx)
 	if err != nil {
 		return nil, err
 	}

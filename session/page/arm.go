@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func (t *Tab) armedLocked() *armed { return &t.armed }
 // ArmDialog makes the tab's next dialog be answered with a instead of
 // opening a modal state. It replaces an earlier arming. done, if not nil,
 // is called once with the dialog and the outcome, on a goroutine the
-// generation owns.
+// Context owns.
 func (t *Tab) ArmDialog(a DialogAnswer, done func(DialogInfo, error)) {
 	t.mu.Lock()
 	t.armedLocked().dialog = &armedDialog{answer: a, done: done}
@@ -57,7 +57,7 @@ func (t *Tab) ArmDialog(a DialogAnswer, done func(DialogInfo, error)) {
 // ArmFileChooser makes the tab's next file chooser get files (read by the
 // caller) instead of opening a modal state; no paths leaves it unanswered,
 // so the input keeps its files. It replaces an earlier arming. done, if not
-// nil, is called once with the outcome, on a goroutine the generation owns.
+// nil, is called once with the outcome, on a goroutine the Context owns.
 func (t *Tab) ArmFileChooser(files []InputFile, done func(error)) {
 	t.mu.Lock()
 	t.armedLocked().chooser = &armedChooser{paths: append([]InputFile(nil), files...), done: done}
@@ -67,12 +67,12 @@ func (t *Tab) ArmFileChooser(files []InputFile, done func(error)) {
 // armedCtx bounds the answer to an armed dialog or chooser: nobody waits
 // for it but the page.
 func (t *Tab) armedCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), t.g.s.cfg.actionTimeout())
+	return context.WithTimeout(context.Background(), t.c.env.ActionTimeout)
 }
 
 // takeArmedDialog answers d as armed, if a dialog is armed, and disarms.
 // It runs on Playwright's event goroutine, so the answer (a driver call)
-// runs on a goroutine of the generation.
+// runs on a goroutine of the Context.
 func (t *Tab) takeArmedDialog(d playwright.Dialog) bool {
 	t.mu.Lock()
 	a := t.armedLocked()
@@ -82,7 +82,7 @@ func (t *Tab) takeArmedDialog(d playwright.Dialog) bool {
 	if ad == nil {
 		return false
 	}
-	t.g.goOwned(func() {
+	t.c.Go(func() {
 		ctx, cancel := t.armedCtx()
 		defer cancel()
 		err := t.answerDialog(ctx, d, ad.answer)
@@ -104,7 +104,7 @@ func (t *Tab) takeArmedChooser(fc playwright.FileChooser) bool {
 	if ac == nil {
 		return false
 	}
-	t.g.goOwned(func() {
+	t.c.Go(func() {
 		var err error
 		if len(ac.paths) > 0 {
 			ctx, cancel := t.armedCtx()

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // AnswerDialog answers the dialog of the modal state m and clears the state,
 // also when the answer fails (the dialog cannot be answered twice).
 func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) error {
-	defer t.ClearModal(m)
+	defer t.clearModal(m)
 	if m.dialog == nil {
 		return fmt.Errorf("the modal state is a %s, not a dialog", m.Kind)
 	}
@@ -24,7 +24,7 @@ func (t *Tab) AnswerDialog(ctx context.Context, m *ModalState, a DialogAnswer) e
 // files (read by the caller); no files leaves the chooser unanswered
 // (cancelled).
 func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []InputFile) error {
-	t.ClearModal(m)
+	t.clearModal(m)
 	if len(paths) == 0 {
 		return nil
 	}
@@ -36,9 +36,9 @@ func (t *Tab) ChooseFiles(ctx context.Context, m *ModalState, paths []InputFile)
 
 func (t *Tab) answerDialog(ctx context.Context, d playwright.Dialog, a DialogAnswer) error {
 	if !a.Accept {
-		return run(ctx, t.g, "dismiss the dialog", stopOn{}, func() error { return d.Dismiss() })
+		return run(ctx, t.c, "dismiss the dialog", stopOn{}, func() error { return d.Dismiss() })
 	}
-	return run(ctx, t.g, "accept the dialog", stopOn{}, func() error {
+	return run(ctx, t.c, "accept the dialog", stopOn{}, func() error {
 		if a.PromptText != nil {
 			return d.Accept(*a.PromptText)
 		}
@@ -48,5 +48,5 @@ func (t *Tab) answerDialog(ctx context.Context, d playwright.Dialog, a DialogAns
 
 func (t *Tab) setChooserFiles(ctx context.Context, fc playwright.FileChooser, files []InputFile) error {
 	p := payloads(files)
-	return run(ctx, t.g, "set the chosen files", stopOn{}, func() error { return fc.SetFiles(p) })
+	return run(ctx, t.c, "set the chosen files", stopOn{}, func() error { return fc.SetFiles(p) })
 }

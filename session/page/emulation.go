@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 // ErrUnknownTimezone means the browser's ICU does not know a timezone name.
 var ErrUnknownTimezone = errors.New("unknown timezone")
 
-// Emulation is what the server overrides on a tab through CDP (a device,
+// emulationState is what the server overrides on a tab through CDP (a device,
 // locale, timezone); the overrides live as long as the tab. The fields are
 // guarded by the tab's mutex.
-type Emulation struct {
+type emulationState struct {
 	// turn serializes the tab's emulation changes, which take several
 	// browser calls each; made on first use.
 	turn chan struct{}
@@ -120,7 +120,7 @@ func (t *Tab) EmulateDevice(ctx context.Context, d Device) error {
 	t.mu.Unlock()
 	if first {
 		var saved *Size
-		if vw, vh, ok := t.ViewportSize(); ok {
+		if vw, vh, ok := t.viewportSize(); ok {
 			saved = &Size{Width: vw, Height: vh}
 		}
 		t.mu.Lock()
@@ -258,7 +258,7 @@ func (t *Tab) EmulateMedia(ctx context.Context, o MediaOptions) error {
 		po.Media = enumValue[playwright.Media](*o.Media)
 	}
 	defer t.invalidateWatch() // media queries may show or hide elements
-	return run(ctx, t.g, "emulate media", stopOn{modal: t}, func() error { return t.p.EmulateMedia(po) })
+	return run(ctx, t.c, "emulate media", stopOn{modal: t}, func() error { return t.p.EmulateMedia(po) })
 }
 
 // enumValue is Playwright's value for a media feature: "" is "no-override".
@@ -268,24 +268,6 @@ func enumValue[E ~string](s string) *E {
 	}
 	v := E(s)
 	return &v
-}
-
-// GrantPermissions grants the browser context's pages permissions such as
-// "geolocation".
-func (g *Generation) GrantPermissions(ctx context.Context, permissions []string) error {
-	return run(ctx, g, "grant permissions", stopOn{}, func() error { return g.bc.GrantPermissions(permissions) })
-}
-
-// SetGeolocation sets the position the browser context reports; nil clears
-// it.
-func (g *Generation) SetGeolocation(ctx context.Context, geo *Geolocation) error {
-	var pg *playwright.Geolocation
-	op := "clear the geolocation"
-	if geo != nil {
-		pg = &playwright.Geolocation{Latitude: geo.Latitude, Longitude: geo.Longitude, Accuracy: geo.Accuracy}
-		op = "set the geolocation"
-	}
-	return run(ctx, g, op, stopOn{}, func() error { return g.bc.SetGeolocation(pg) })
 }
 
 // OpenCDP opens the tab's CDP session if it is not open yet, so a later

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func (o ScreenshotOptions) quality() *int {
 // Screenshot takes a picture of the tab's viewport (or full page).
 func (t *Tab) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
 	opts := playwright.PageScreenshotOptions{Type: o.typ(), Scale: o.scale(), FullPage: playwright.Bool(o.FullPage), Quality: o.quality()}
-	return call(ctx, t.g, "take a screenshot", stopOn{modal: t}, func() ([]byte, error) { return t.p.Screenshot(opts) })
+	return call(ctx, t.c, "take a screenshot", stopOn{modal: t}, func() ([]byte, error) { return t.p.Screenshot(opts) })
 }
 
 // Screenshot takes a picture of the element. FullPage does not apply.
@@ -61,7 +61,7 @@ func (e *Element) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, 
 		return nil, errors.New("fullPage cannot be used with an element screenshot")
 	}
 	opts := playwright.LocatorScreenshotOptions{Type: o.typ(), Scale: o.scale(), Quality: o.quality()}
-	return call(ctx, e.tab.g, "take a screenshot of "+e.Target, stopOn{modal: e.tab}, func() ([]byte, error) { return e.loc.Screenshot(opts) })
+	return call(ctx, e.tab.c, "take a screenshot of "+e.Target, stopOn{modal: e.tab}, func() ([]byte, error) { return e.loc.Screenshot(opts) })
 }
 
 // InnerSize is the size of the tab's window content (innerWidth,

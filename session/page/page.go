@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -45,7 +45,7 @@ const (
 func (t *Tab) alive(ctx context.Context) bool {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	_, err := call(pctx, t.g, "probe the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	_, err := call(pctx, t.c, "probe the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
 	var te *TimeoutError
 	busy := errors.As(err, &te) && ctx.Err() == nil
 	if err == nil || busy {
@@ -77,11 +77,11 @@ func (t *Tab) unbusy(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, terminateTimeout)
 	defer cancel()
-	_, err := call(ctx, t.g, "stop the page's script", stopOn{}, func() (any, error) {
+	_, err := call(ctx, t.c, "stop the page's script", stopOn{}, func() (any, error) {
 		return s.Send("Runtime.terminateExecution", map[string]any{})
 	})
 	if err != nil {
-		t.g.s.log.Debug().Err(err).Int("tab", t.ID).Msg("stopping a busy page's script failed")
+		t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("stopping a busy page's script failed")
 	}
 }
 
@@ -135,7 +135,7 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, titleTimeout)
 	defer cancel()
-	s, err := call(tctx, t.g, "read the title", stopOn{modal: t}, t.p.Title)
+	s, err := call(tctx, t.c, "read the title", stopOn{modal: t}, t.p.Title)
 	if err != nil {
 		var te *TimeoutError
 		if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
@@ -164,7 +164,7 @@ func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) 
 	navBefore := t.LastNavSeq()
 	op := "navigate to " + url
 	started := time.Now()
-	resp, err := call(ctx, t.g, op, stopOn{modal: t}, func() (playwright.Response, error) {
+	resp, err := call(ctx, t.c, op, stopOn{modal: t}, func() (playwright.Response, error) {
 		return t.p.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateCommit})
 	})
 	if err != nil {
@@ -180,7 +180,7 @@ func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) 
 	if resp != nil {
 		status = resp.Status()
 	}
-	if err := t.waitDOM(ctx, op, t.g.s.cfg.navigationTimeout()-time.Since(started)); err != nil {
+	if err := t.waitDOM(ctx, op, t.c.env.NavigationTimeout-time.Since(started)); err != nil {
 		return status, err
 	}
 	t.waitLoaded(ctx)
@@ -204,7 +204,7 @@ func (t *Tab) waitDOM(ctx context.Context, op string, limit time.Duration) error
 		switch {
 		case t.DOMReady(), len(t.Modals()) > 0:
 			return nil
-		case t.g.Lost():
+		case t.c.isLost():
 			return fmt.Errorf("%s: %w", op, ErrBrowserGone)
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -222,7 +222,7 @@ func (t *Tab) waitDOM(ctx context.Context, op string, limit time.Duration) error
 func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 	t.unbusy(ctx)
 	started := time.Now()
-	resp, err := call(ctx, t.g, "go back", stopOn{modal: t}, func() (playwright.Response, error) {
+	resp, err := call(ctx, t.c, "go back", stopOn{modal: t}, func() (playwright.Response, error) {
 		return t.p.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateCommit})
 	})
 	if err != nil {
@@ -231,7 +231,7 @@ func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 	if resp == nil {
 		return false, nil
 	}
-	if err := t.waitDOM(ctx, "go back", t.g.s.cfg.navigationTimeout()-time.Since(started)); err != nil {
+	if err := t.waitDOM(ctx, "go back", t.c.env.NavigationTimeout-time.Since(started)); err != nil {
 		return true, err
 	}
 	t.waitLoaded(ctx)
@@ -256,7 +256,7 @@ func (t *Tab) Read(ctx context.Context, fn string, arg ...any) (any, error) {
 }
 
 func (t *Tab) evaluate(ctx context.Context, op, fn string, arg ...any) (any, error) {
-	return call(ctx, t.g, op, stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
+	return call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
 // Close closes the tab, bounded by the action timeout: a page whose
@@ -264,7 +264,7 @@ func (t *Tab) evaluate(ctx context.Context, op, fn string, arg ...any) (any, err
 // confirm; the close goes on in the background and the tab leaves the list
 // when the browser reports it closed.
 func (t *Tab) Close(ctx context.Context) error {
-	return run(ctx, t.g, "close the tab", stopOn{bound: t.g.s.cfg.actionTimeout()}, func() error { return t.p.Close() })
+	return run(ctx, t.c, "close the tab", stopOn{bound: t.c.env.ActionTimeout}, func() error { return t.p.Close() })
 }
 
 // WaitForText waits until text is visible on the page (or, with gone, no
@@ -277,7 +277,7 @@ func (t *Tab) WaitForText(ctx context.Context, text string, gone bool, timeout t
 		op = "wait for text " + clip.Quote(text) + " to disappear"
 	}
 	ms := float64(timeout.Milliseconds())
-	return run(ctx, t.g, op, stopOn{modal: t}, func() error {
+	return run(ctx, t.c, op, stopOn{modal: t}, func() error {
 		return t.p.GetByText(text).First().WaitFor(playwright.LocatorWaitForOptions{State: state, Timeout: &ms})
 	})
 }
@@ -292,7 +292,7 @@ func (t *Tab) CDP(ctx context.Context, method string, params map[string]any) (an
 	if params == nil {
 		params = map[string]any{}
 	}
-	return call(ctx, t.g, method, stopOn{}, func() (any, error) { return s.Send(method, params) })
+	return call(ctx, t.c, method, stopOn{}, func() (any, error) { return s.Send(method, params) })
 }
 
 func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
@@ -302,7 +302,7 @@ func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
 	if s != nil {
 		return s, nil
 	}
-	s, err := call(ctx, t.g, "open a CDP session", stopOn{}, func() (playwright.CDPSession, error) { return t.g.bc.NewCDPSession(t.p) })
+	s, err := call(ctx, t.c, "open a CDP session", stopOn{}, func() (playwright.CDPSession, error) { return t.c.bctx.NewCDPSession(t.p) })
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
 	defer t.mu.Unlock()
 	if t.cdpSess != nil {
 		// Another call opened one meanwhile; keep the first.
-		t.g.goOwned(func() { _ = s.Detach() })
+		t.c.Go(func() { _ = s.Detach() })
 		return t.cdpSess, nil
 	}
 	t.cdpSess = s
@@ -343,11 +343,11 @@ func (t *Tab) TargetID(ctx context.Context) (string, error) {
 // SetViewportSize resizes the tab's viewport.
 func (t *Tab) SetViewportSize(ctx context.Context, width, height int) error {
 	defer t.invalidateWatch() // media queries may show or hide elements
-	return run(ctx, t.g, "resize the viewport", stopOn{modal: t}, func() error { return t.p.SetViewportSize(width, height) })
+	return run(ctx, t.c, "resize the viewport", stopOn{modal: t}, func() error { return t.p.SetViewportSize(width, height) })
 }
 
-// ViewportSize is the tab's viewport, or nil when it follows the window.
-func (t *Tab) ViewportSize() (width, height int, ok bool) {
+// viewportSize is the tab's viewport, or nil when it follows the window.
+func (t *Tab) viewportSize() (width, height int, ok bool) {
 	if vp := t.p.ViewportSize(); vp != nil {
 		return vp.Width, vp.Height, true
 	}

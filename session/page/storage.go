@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -48,17 +48,17 @@ type NewCookie struct {
 	SameSite string
 }
 
-// Cookies returns every cookie of the generation.
-func (g *Generation) Cookies(ctx context.Context) ([]Cookie, error) {
-	pc, err := call(ctx, g, "read cookies", stopOn{}, func() ([]playwright.Cookie, error) { return g.bc.Cookies() })
+// Cookies returns every cookie of the browser context.
+func (c *Context) Cookies(ctx context.Context) ([]Cookie, error) {
+	pc, err := call(ctx, c, "read cookies", stopOn{}, func() ([]playwright.Cookie, error) { return c.bctx.Cookies() })
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Cookie, len(pc))
-	for i, c := range pc {
-		out[i] = Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Expires: c.Expires, HTTPOnly: c.HttpOnly, Secure: c.Secure}
-		if c.SameSite != nil {
-			out[i].SameSite = string(*c.SameSite)
+	for i, k := range pc {
+		out[i] = Cookie{Name: k.Name, Value: k.Value, Domain: k.Domain, Path: k.Path, Expires: k.Expires, HTTPOnly: k.HttpOnly, Secure: k.Secure}
+		if k.SameSite != nil {
+			out[i].SameSite = string(*k.SameSite)
 		}
 	}
 	return out, nil
@@ -66,33 +66,33 @@ func (g *Generation) Cookies(ctx context.Context) ([]Cookie, error) {
 
 // AddCookie sets a cookie. The browser may drop it silently (SameSite=None
 // without Secure, an expiry in the past): read it back to be sure.
-func (g *Generation) AddCookie(ctx context.Context, c NewCookie) error {
-	pc := playwright.OptionalCookie{Name: c.Name, Value: c.Value, Expires: c.Expires, HttpOnly: c.HTTPOnly, Secure: c.Secure}
-	if c.URL != "" {
-		pc.URL = &c.URL
+func (c *Context) AddCookie(ctx context.Context, nc NewCookie) error {
+	pc := playwright.OptionalCookie{Name: nc.Name, Value: nc.Value, Expires: nc.Expires, HttpOnly: nc.HTTPOnly, Secure: nc.Secure}
+	if nc.URL != "" {
+		pc.URL = &nc.URL
 	} else {
-		pc.Domain, pc.Path = &c.Domain, &c.Path
+		pc.Domain, pc.Path = &nc.Domain, &nc.Path
 	}
-	if c.SameSite != "" {
-		ss := playwright.SameSiteAttribute(c.SameSite)
+	if nc.SameSite != "" {
+		ss := playwright.SameSiteAttribute(nc.SameSite)
 		pc.SameSite = &ss
 	}
-	return run(ctx, g, "set cookie "+c.Name, stopOn{}, func() error { return g.bc.AddCookies([]playwright.OptionalCookie{pc}) })
+	return run(ctx, c, "set cookie "+nc.Name, stopOn{}, func() error { return c.bctx.AddCookies([]playwright.OptionalCookie{pc}) })
 }
 
 // DeleteCookies deletes every cookie named name.
-func (g *Generation) DeleteCookies(ctx context.Context, name string) error {
-	return run(ctx, g, "delete cookie "+name, stopOn{}, func() error {
-		return g.bc.ClearCookies(playwright.BrowserContextClearCookiesOptions{Name: name})
+func (c *Context) DeleteCookies(ctx context.Context, name string) error {
+	return run(ctx, c, "delete cookie "+name, stopOn{}, func() error {
+		return c.bctx.ClearCookies(playwright.BrowserContextClearCookiesOptions{Name: name})
 	})
 }
 
 // ClearCookies deletes every cookie.
-func (g *Generation) ClearCookies(ctx context.Context) error {
-	return run(ctx, g, "clear cookies", stopOn{}, func() error { return g.bc.ClearCookies() })
+func (c *Context) ClearCookies(ctx context.Context) error {
+	return run(ctx, c, "clear cookies", stopOn{}, func() error { return c.bctx.ClearCookies() })
 }
 
-// StorageState is the generation's cookies and localStorage in Playwright's
+// StorageState is the browser context's cookies and localStorage in Playwright's
 // storage state format.
 type StorageState struct {
 	// JSON is the state as Playwright writes it to a file.
@@ -104,18 +104,18 @@ type StorageState struct {
 }
 
 // StorageState reads the generation's cookies and localStorage.
-func (g *Generation) StorageState(ctx context.Context) (StorageState, error) {
-	return call(ctx, g, "save storage state", stopOn{}, func() (StorageState, error) {
+func (c *Context) StorageState(ctx context.Context) (StorageState, error) {
+	return call(ctx, c, "save storage state", stopOn{}, func() (StorageState, error) {
 		// Playwright hands out the state as it would save it only through a
 		// file: a private one, removed when the call ends (not when the
 		// caller stops waiting).
-		dir, err := ownedTempDir("state-")
+		dir, err := c.env.TempDir("state-")
 		if err != nil {
 			return StorageState{}, err
 		}
 		defer os.RemoveAll(dir)
 		p := filepath.Join(dir, "state.json")
-		st, err := g.bc.StorageState(playwright.BrowserContextStorageStateOptions{Path: &p})
+		st, err := c.bctx.StorageState(playwright.BrowserContextStorageStateOptions{Path: &p})
 		if err != nil {
 			return StorageState{}, err
 		}
@@ -129,11 +129,11 @@ func (g *Generation) StorageState(ctx context.Context) (StorageState, error) {
 
 // SetStorageState replaces the generation's cookies and localStorage with
 // state (Playwright's storage state JSON): the earlier ones are cleared.
-func (g *Generation) SetStorageState(ctx context.Context, state []byte) error {
-	return run(ctx, g, "restore storage state", stopOn{}, func() error {
+func (c *Context) SetStorageState(ctx context.Context, state []byte) error {
+	return run(ctx, c, "restore storage state", stopOn{}, func() error {
 		// Playwright takes a state only from a file: a private one holding
 		// exactly the bytes the caller checked.
-		dir, err := ownedTempDir("state-")
+		dir, err := c.env.TempDir("state-")
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (g *Generation) SetStorageState(ctx context.Context, state []byte) error {
 		if err := os.WriteFile(p, state, 0o600); err != nil {
 			return fmt.Errorf("stage the storage state: %w", err)
 		}
-		return g.bc.SetStorageState(p)
+		return c.bctx.SetStorageState(p)
 	})
 }
 
@@ -188,7 +188,7 @@ const webStorageJS = `([kind, op, key, value]) => {
 // error the page reports (no storage on this page, quota) is a *PageError.
 func (t *Tab) webStorage(ctx context.Context, area StorageArea, op, key, value string) (map[string]any, error) {
 	name := string(area) + "Storage"
-	raw, err := call(ctx, t.g, name+" "+op, stopOn{modal: t}, func() (any, error) {
+	raw, err := call(ctx, t.c, name+" "+op, stopOn{modal: t}, func() (any, error) {
 		return t.p.Evaluate(webStorageJS, []any{string(area), op, key, value})
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -37,17 +37,17 @@ func (e *Element) CountVisibleText(ctx context.Context, text string) (int, error
 
 // IsVisible reports whether the element is visible.
 func (e *Element) IsVisible(ctx context.Context) (bool, error) {
-	return call(ctx, e.tab.g, "check that "+e.Target+" is visible", stopOn{modal: e.tab}, func() (bool, error) { return e.loc.IsVisible() })
+	return call(ctx, e.tab.c, "check that "+e.Target+" is visible", stopOn{modal: e.tab}, func() (bool, error) { return e.loc.IsVisible() })
 }
 
 // IsChecked reports whether a checkbox or radio is checked.
 func (e *Element) IsChecked(ctx context.Context) (bool, error) {
-	return call(ctx, e.tab.g, "read whether "+e.Target+" is checked", stopOn{modal: e.tab}, func() (bool, error) { return e.loc.IsChecked() })
+	return call(ctx, e.tab.c, "read whether "+e.Target+" is checked", stopOn{modal: e.tab}, func() (bool, error) { return e.loc.IsChecked() })
 }
 
 // InputValue is the value of an input, textarea or select.
 func (e *Element) InputValue(ctx context.Context) (string, error) {
-	return call(ctx, e.tab.g, "read the value of "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.InputValue() })
+	return call(ctx, e.tab.c, "read the value of "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.InputValue() })
 }
 
 // SelectedLabel is the label of a <select>'s first selected option; ok is
@@ -67,7 +67,7 @@ func (e *Element) SelectedLabel(ctx context.Context) (label string, ok bool, err
 func (e *Element) Selector(ctx context.Context) (string, error) {
 	// Normalize asks the driver; it falls back to the selector as it is
 	// when the driver cannot resolve it.
-	loc, err := call(ctx, e.tab.g, "resolve the selector of "+e.Target, stopOn{modal: e.tab}, func() (playwright.Locator, error) { return e.loc.Normalize(), nil })
+	loc, err := call(ctx, e.tab.c, "resolve the selector of "+e.Target, stopOn{modal: e.tab}, func() (playwright.Locator, error) { return e.loc.Normalize(), nil })
 	if err != nil {
 		return "", err
 	}

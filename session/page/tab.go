@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"github.com/mxschmitt/playwright-go"
 )
 
-// Buffer caps per page (DESIGN §2.4).
+// Buffer caps per page: a page that logs or requests without end costs the
+// server bounded memory; the oldest entries are dropped first. maxEntryText
+// cuts each text (Cut).
 const (
-	MaxConsole   = 500
-	MaxErrors    = 200
-	MaxRequests  = 500
-	MaxEntryText = 2048
+	maxConsole   = 500
+	maxErrors    = 200
+	maxRequests  = 500
+	maxEntryText = 2048
 )
 
 // ConsoleEntry is one console message or page error.
@@ -39,9 +41,18 @@ type RequestEntry struct {
 	Request  playwright.Request
 }
 
+// ModalKind says what a modal state is.
+type ModalKind string
+
+// Modal kinds.
+const (
+	ModalDialog      ModalKind = "dialog"
+	ModalFileChooser ModalKind = "filechooser"
+)
+
 // ModalState is a dialog or file chooser the page is waiting on.
 type ModalState struct {
-	Kind        string // "dialog" or "filechooser"
+	Kind        ModalKind
 	Description string
 	dialog      playwright.Dialog
 	fileChooser playwright.FileChooser
@@ -63,7 +74,8 @@ type Tab struct {
 	ID int
 
 	p               playwright.Page
-	g               *Generation
+	c               *Context
+	wired           chan struct{} // closed once wire subscribed the tab to its page's events
 	replacedCrashed string
 
 	mu        sync.Mutex
@@ -81,7 +93,7 @@ type Tab struct {
 	armed     armed
 	cdpSess   playwright.CDPSession
 	targetID  string
-	emulation Emulation
+	emulation emulationState
 	lastNav   int                        // seq at the last main-frame navigation
 	busy      bool                       // the main thread missed a liveness probe (page.go); cleared by a main-frame navigation
 	loadedNav int                        // lastNav when the load event last fired
@@ -103,98 +115,159 @@ type Tab struct {
 	titleAt      time.Time    // when the watch read title; zero once used
 }
 
-func cut(s string) string {
-	if len(s) <= MaxEntryText {
+// Cut cuts s to maxEntryText bytes (on a rune boundary), marking the cut
+// with "…": page text kept in buffers and notices.
+func Cut(s string) string {
+	if len(s) <= maxEntryText {
 		return s
 	}
 	// Cut on a rune boundary.
-	i := MaxEntryText
+	i := maxEntryText
 	for i > 0 && s[i]&0xC0 == 0x80 {
 		i--
 	}
 	return s[:i] + "…"
 }
 
-func newTab(g *Generation, p playwright.Page, id int) *Tab {
-	t := &Tab{p: p, ID: id, g: g, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{}}
-	p.OnClose(func(playwright.Page) {
+// newTab makes the tab of p, not yet wired to its events (wire).
+func newTab(c *Context, p playwright.Page, id int) *Tab {
+	return &Tab{p: p, ID: id, c: c, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{}, wired: make(chan struct{})}
+}
+
+// wire subscribes the tab to its page's events, one concern at a time,
+// then opens its CDP session.
+func (t *Tab) wire() {
+	defer close(t.wired)
+	t.wireLife()
+	t.wireConsole()
+	t.wireModals()
+	t.wireRequests()
+	t.wireLoadStates()
+	t.wireNavigation()
+	t.p.OnDownload(func(d playwright.Download) {
+		// Saved into the output directory under a name of our own, within
+		// the session's limits (the lifecycle's downloads).
+		if t.c.env.OnDownload != nil {
+			t.c.env.OnDownload(t, d)
+		}
+	})
+	// Open the tab's CDP session now, while the page answers: attaching
+	// one needs the renderer's main thread, and a page whose script never
+	// yields can only be stopped (Runtime.terminateExecution) over a
+	// session attached before.
+	t.c.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
+		defer cancel()
+		_, _ = t.cdpSession(ctx)
+	})
+}
+
+// wireLife notes the page closing or crashing.
+func (t *Tab) wireLife() {
+	t.p.OnClose(func(playwright.Page) {
 		t.mu.Lock()
 		t.closed = true
 		t.mu.Unlock()
-		g.removeTab(t)
+		t.c.removeTab(t)
 	})
-	p.OnCrash(func(playwright.Page) {
+	t.p.OnCrash(func(playwright.Page) {
 		t.mu.Lock()
 		t.crashed = true
 		t.mu.Unlock()
-		g.s.notify(NoticeError, "crash", "tab %d crashed; the next call on it opens a fresh tab", t.ID)
+		if t.c.env.OnCrash != nil {
+			t.c.env.OnCrash(t)
+		}
 	})
-	p.OnConsole(func(m playwright.ConsoleMessage) {
+}
+
+// wireConsole buffers console messages and uncaught errors.
+func (t *Tab) wireConsole() {
+	t.p.OnConsole(func(m playwright.ConsoleMessage) {
 		t.addConsole(m.Type(), m.Text(), consoleWhere(m))
 		t.notifyConsole(m.Type(), m.Text())
 	})
-	p.OnPageError(func(err error) {
+	t.p.OnPageError(func(err error) {
 		t.addConsole("pageerror", err.Error(), "")
 		t.notifyConsole("pageerror", err.Error())
 	})
-	p.OnDialog(func(d playwright.Dialog) {
+}
+
+func (t *Tab) notifyConsole(typ, text string) {
+	if t.c.env.OnConsole != nil {
+		t.c.env.OnConsole(t, typ, text)
+	}
+}
+
+// wireModals turns dialogs and file choosers into modal states, unless an
+// armed answer takes them (arm.go).
+func (t *Tab) wireModals() {
+	t.p.OnDialog(func(d playwright.Dialog) {
 		if t.takeArmedDialog(d) {
 			return
 		}
 		desc := fmt.Sprintf("%q dialog with message %q", d.Type(), d.Message())
-		t.pushModal(&ModalState{Kind: "dialog", Description: desc, dialog: d, ClearedBy: "browser_handle_dialog"})
+		t.pushModal(&ModalState{Kind: ModalDialog, Description: desc, dialog: d, ClearedBy: "browser_handle_dialog"})
 	})
-	p.OnFileChooser(func(fc playwright.FileChooser) {
+	t.p.OnFileChooser(func(fc playwright.FileChooser) {
 		if t.takeArmedChooser(fc) {
 			return
 		}
-		t.pushModal(&ModalState{Kind: "filechooser", Description: "File chooser", fileChooser: fc, ClearedBy: "browser_file_upload"})
+		t.pushModal(&ModalState{Kind: ModalFileChooser, Description: "File chooser", fileChooser: fc, ClearedBy: "browser_file_upload"})
 	})
-	p.OnRequest(func(r playwright.Request) {
+}
+
+// wireRequests buffers the page's requests and keeps those in flight.
+func (t *Tab) wireRequests() {
+	t.p.OnRequest(func(r playwright.Request) {
 		t.mu.Lock()
 		t.seq++
 		t.inflight[r] = t.seq
 		t.netAt = time.Now()
-		e := &RequestEntry{Seq: t.seq, Method: r.Method(), URL: cut(r.URL()), Resource: r.ResourceType(), Request: r}
+		e := &RequestEntry{Seq: t.seq, Method: r.Method(), URL: Cut(r.URL()), Resource: r.ResourceType(), Request: r}
 		t.requests = append(t.requests, e)
-		if len(t.requests) > MaxRequests {
-			t.requests = t.requests[len(t.requests)-MaxRequests:]
+		if len(t.requests) > maxRequests {
+			t.requests = t.requests[len(t.requests)-maxRequests:]
 		}
 		t.mu.Unlock()
 	})
-	finish := func(r playwright.Request, failure string) {
-		status := 0
-		if failure == "" {
-			if resp, err := r.Response(); err == nil && resp != nil {
-				status = resp.Status()
-			}
-		}
-		t.mu.Lock()
-		delete(t.inflight, r)
-		t.netAt = time.Now()
-		t.wakeLocked()
-		for i := len(t.requests) - 1; i >= 0; i-- {
-			if t.requests[i].Request == r {
-				t.requests[i].Status = status
-				t.requests[i].Failure = cut(failure)
-				break
-			}
-		}
-		t.mu.Unlock()
-	}
-	// finish asks the driver for the response: never on the dispatch
-	// goroutine, and on a goroutine the generation owns.
-	p.OnRequestFinished(func(r playwright.Request) { g.goOwned(func() { finish(r, "") }) })
-	p.OnRequestFailed(func(r playwright.Request) {
+	// finishRequest asks the driver for the response: never on the
+	// dispatch goroutine, and on a goroutine the context owns.
+	t.p.OnRequestFinished(func(r playwright.Request) { t.c.Go(func() { t.finishRequest(r, "") }) })
+	t.p.OnRequestFailed(func(r playwright.Request) {
 		f := "failed"
 		if err := r.Failure(); err != nil {
 			f = err.Error()
 		}
-		g.goOwned(func() { finish(r, f) })
+		t.c.Go(func() { t.finishRequest(r, f) })
 	})
-	// Load states are kept here from the driver's events, never asked of
-	// Playwright: its load-state waiters read the page's closed flag
-	// without a lock, a data race with the page closing.
+}
+
+// finishRequest notes the end of r (failure is "" for a response).
+func (t *Tab) finishRequest(r playwright.Request, failure string) {
+	status := 0
+	if failure == "" {
+		if resp, err := r.Response(); err == nil && resp != nil {
+			status = resp.Status()
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.inflight, r)
+	t.netAt = time.Now()
+	t.wakeLocked()
+	for i := len(t.requests) - 1; i >= 0; i-- {
+		if t.requests[i].Request == r {
+			t.requests[i].Status = status
+			t.requests[i].Failure = Cut(failure)
+			break
+		}
+	}
+}
+
+// wireLoadStates keeps the load states from the driver's events, never
+// asked of Playwright: its load-state waiters read the page's closed flag
+// without a lock, a data race with the page closing.
+func (t *Tab) wireLoadStates() {
 	// loaded notes, in at, that a load state was reached in the current
 	// document.
 	loaded := func(at *int) func(playwright.Page) {
@@ -205,12 +278,13 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 			t.mu.Unlock()
 		}
 	}
-	p.OnDOMContentLoaded(loaded(&t.domNav))
-	p.OnFrameAttached(func(f playwright.Frame) {
+	t.p.OnDOMContentLoaded(loaded(&t.domNav))
+	t.p.OnLoad(loaded(&t.loadedNav))
+	t.p.OnFrameAttached(func(f playwright.Frame) {
 		t.mu.Lock()
 		t.frameDOM[f] = false
 		t.mu.Unlock()
-		on(f, "loadstate", func(state string) {
+		onLoadState(f, func(state string) {
 			if state != "domcontentloaded" {
 				return
 			}
@@ -221,19 +295,24 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 			t.mu.Unlock()
 		})
 	})
-	p.OnFrameDetached(func(f playwright.Frame) {
+	t.p.OnFrameDetached(func(f playwright.Frame) {
 		t.mu.Lock()
 		delete(t.frameDOM, f)
 		t.mu.Unlock()
 	})
-	// The main frame's own event (what the page's framenavigated is made
-	// from) also says whether a new document was committed.
-	on(p.MainFrame(), "navigated", func(ev map[string]any) {
+}
+
+// wireNavigation does the bookkeeping of main-frame navigations. The main
+// frame's own event (what the page's framenavigated is made from) also
+// says whether a new document was committed.
+func (t *Tab) wireNavigation() {
+	onNavigated(t.p.MainFrame(), func(ev map[string]any) {
 		if _, failed := ev["error"]; failed {
 			return // a failed navigation commits nothing
 		}
 		_, newDoc := ev["newDocument"]
 		t.mu.Lock()
+		defer t.mu.Unlock()
 		t.seq++
 		t.lastNav = t.seq
 		if newDoc {
@@ -247,30 +326,13 @@ func newTab(g *Generation, p playwright.Page, id int) *Tab {
 		t.busy, t.hasTitle, t.titleAt = false, false, time.Time{}
 		// The last snapshot's watch base was in the old document.
 		t.snapBase, t.settled = 0, nil
-		t.mu.Unlock()
 	})
-	p.OnLoad(loaded(&t.loadedNav))
-	p.OnDownload(func(d playwright.Download) {
-		// Saved into the output directory under a name of our own, within
-		// the session's limits (downloads.go).
-		g.s.captureDownload(t, d)
-	})
-	// Open the tab's CDP session now, while the page answers: attaching
-	// one needs the renderer's main thread, and a page whose script never
-	// yields can only be stopped (Runtime.terminateExecution) over a
-	// session attached before.
-	g.goOwned(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
-		defer cancel()
-		_, _ = t.cdpSession(ctx)
-	})
-	return t
 }
 
 // consoleWhere is a console message's source, "url:line", or "".
 func consoleWhere(m playwright.ConsoleMessage) string {
 	if l := m.Location(); l != nil && l.URL != "" {
-		return fmt.Sprintf("%s:%d", cut(l.URL), l.Line)
+		return fmt.Sprintf("%s:%d", Cut(l.URL), l.Line)
 	}
 	return ""
 }
@@ -279,17 +341,17 @@ func (t *Tab) addConsole(typ, text, where string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++
-	t.console = append(t.console, ConsoleEntry{Seq: t.seq, Type: typ, Text: cut(text), Where: where, At: time.Now()})
-	limit := MaxConsole
+	t.console = append(t.console, ConsoleEntry{Seq: t.seq, Type: typ, Text: Cut(text), Where: where, At: time.Now()})
+	limit := maxConsole
 	if typ == "pageerror" {
-		limit = MaxConsole + MaxErrors
+		limit = maxConsole + maxErrors
 	}
 	if len(t.console) > limit {
 		t.console = trimConsole(t.console)
 	}
 }
 
-// trimConsole keeps at most MaxConsole messages and MaxErrors page errors,
+// trimConsole keeps at most maxConsole messages and maxErrors page errors,
 // dropping the oldest of each.
 func trimConsole(in []ConsoleEntry) []ConsoleEntry {
 	msgs, errs := 0, 0
@@ -300,7 +362,7 @@ func trimConsole(in []ConsoleEntry) []ConsoleEntry {
 			msgs++
 		}
 	}
-	dropMsgs, dropErrs := max(0, msgs-MaxConsole), max(0, errs-MaxErrors)
+	dropMsgs, dropErrs := max(0, msgs-maxConsole), max(0, errs-maxErrors)
 	out := in[:0]
 	for _, e := range in {
 		if e.Type == "pageerror" && dropErrs > 0 {
@@ -324,7 +386,7 @@ func (t *Tab) pushModal(m *ModalState) {
 		t.modalCh = nil
 	}
 	t.mu.Unlock()
-	t.g.modalOpened()
+	t.c.modalOpened()
 }
 
 // ModalOpened returns a channel closed when the next modal state opens (or
@@ -351,8 +413,8 @@ func (t *Tab) Modals() []*ModalState {
 	return append([]*ModalState(nil), t.modals...)
 }
 
-// ClearModal removes a modal state once handled.
-func (t *Tab) ClearModal(m *ModalState) {
+// clearModal removes a modal state once handled.
+func (t *Tab) clearModal(m *ModalState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, x := range t.modals {
@@ -367,7 +429,7 @@ func (t *Tab) ClearModal(m *ModalState) {
 func (t *Tab) AddEvent(text string) {
 	t.mu.Lock()
 	t.seq++
-	t.events = append(t.events, Event{Seq: t.seq, Text: cut(text)})
+	t.events = append(t.events, Event{Seq: t.seq, Text: Cut(text)})
 	if len(t.events) > 100 {
 		t.events = t.events[len(t.events)-100:]
 	}
@@ -413,9 +475,9 @@ func (t *Tab) Requests() []RequestEntry {
 	return out
 }
 
-// PendingSince is the number of requests in flight that started after the
+// pendingSince is the number of requests in flight that started after the
 // tab's event counter was at seq.
-func (t *Tab) PendingSince(seq int) int {
+func (t *Tab) pendingSince(seq int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
@@ -427,8 +489,8 @@ func (t *Tab) PendingSince(seq int) int {
 	return n
 }
 
-// NetQuietFor reports how long no request started or ended.
-func (t *Tab) NetQuietFor() time.Duration {
+// netQuietFor reports how long no request started or ended.
+func (t *Tab) netQuietFor() time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.netAt.IsZero() {
@@ -460,13 +522,27 @@ func (t *Tab) DOMReady() bool {
 	return t.domNav >= t.docNav
 }
 
-// on adds handler for a Playwright object's event the typed API does not
-// offer (a frame's "navigated" and "loadstate"); it runs on the dispatch
-// goroutine.
-func on(o any, event string, handler any) {
-	if e, ok := o.(interface{ On(string, any) }); ok {
-		e.On(event, handler)
+// The events below are a frame's own, which the typed API does not offer;
+// their handlers run on the dispatch goroutine.
+
+// onLoadState adds fn for frame f's "loadstate" events (a load state
+// reached: "domcontentloaded", "load").
+func onLoadState(f playwright.Frame, fn func(state string)) { emitterOf(f).On("loadstate", fn) }
+
+// onNavigated adds fn for frame f's "navigated" events: ev has "url",
+// "newDocument" when a document was committed and "error" when the
+// navigation failed.
+func onNavigated(f playwright.Frame, fn func(ev map[string]any)) { emitterOf(f).On("navigated", fn) }
+
+// emitterOf is f's event emitter, which every Playwright object has but the
+// Frame interface does not show. A frame without one is a programming error
+// (a changed playwright-go): it panics rather than lose the events.
+func emitterOf(f playwright.Frame) interface{ On(string, any) } {
+	e, ok := f.(interface{ On(string, any) })
+	if !ok {
+		panic(fmt.Sprintf("page: %T has no event emitter", f))
 	}
+	return e
 }
 
 // wakeLocked wakes pollUntil's waiters; t.mu is held.
@@ -517,6 +593,3 @@ func (t *Tab) ReplacedCrashed() string {
 	t.replacedCrashed = ""
 	return u
 }
-
-// Generation is the browser generation the tab belongs to.
-func (t *Tab) Generation() *Generation { return t.g }

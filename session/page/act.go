@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -14,9 +14,11 @@ import (
 const (
 	loadMax   = 5 * time.Second
 	loadQuiet = 300 * time.Millisecond
-	// requestsMax bounds the wait for requests an action started.
-	requestsMax = 2 * time.Second
 )
+
+// DefaultSettleTimeout is the usual Env.SettleTimeout: how long an action
+// waits for the requests it started.
+const DefaultSettleTimeout = 2 * time.Second
 
 // Step is one browser step of an agent action (a click, a fill, a key
 // press), made by the methods of Element and Tab and run by Tab.Act.
@@ -41,7 +43,7 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 	navBefore := t.LastNavSeq()
 	seq := t.Seq()
 	for _, s := range steps {
-		err := run(ctx, t.g, s.op, stopOn{modal: t}, s.fn)
+		err := run(ctx, t.c, s.op, stopOn{modal: t}, s.fn)
 		if errors.Is(err, ErrModal) {
 			return nil
 		}
@@ -83,8 +85,8 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.waitLoaded(ctx)
 		return
 	}
-	if t.PendingSince(seq) > 0 {
-		t.pollUntil(ctx, t.g.s.cfg.settleTimeout(), func() bool { return t.PendingSince(seq) == 0 })
+	if t.pendingSince(seq) > 0 {
+		t.pollUntil(ctx, t.c.env.SettleTimeout, func() bool { return t.pendingSince(seq) == 0 })
 		return
 	}
 	if r != nil && r.nav == t.LastNavSeq() {
@@ -98,14 +100,14 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 func (t *Tab) roundTrip(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	_, _ = call(ctx, t.g, "round trip", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	_, _ = call(ctx, t.c, "round trip", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
 }
 
 // waitLoaded waits for the load event or a quiet network, at most loadMax.
 // It watches the tab's events rather than calling WaitForLoadState, so no
 // Playwright call outlives it.
 func (t *Tab) waitLoaded(ctx context.Context) {
-	t.pollUntil(ctx, loadMax, func() bool { return t.Loaded() || t.NetQuietFor() >= loadQuiet })
+	t.pollUntil(ctx, loadMax, func() bool { return t.Loaded() || t.netQuietFor() >= loadQuiet })
 }
 
 // pollUntil checks done at each change of the tab's load state or requests
@@ -130,7 +132,7 @@ func (t *Tab) pollUntil(ctx context.Context, max time.Duration, done func() bool
 			return
 		case <-modal:
 			return
-		case <-t.g.lostCh:
+		case <-t.c.env.Lost:
 			return
 		case <-deadline.C:
 			return

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 // PDF prints the tab's page to PDF, backgrounds included. Chromium prints
 // only when headless.
 func (t *Tab) PDF(ctx context.Context) ([]byte, error) {
-	return call(ctx, t.g, "save PDF", stopOn{modal: t}, func() ([]byte, error) {
+	return call(ctx, t.c, "save PDF", stopOn{modal: t}, func() ([]byte, error) {
 		return t.p.PDF(playwright.PagePdfOptions{PrintBackground: playwright.Bool(true)})
 	})
 }

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"fmt"
@@ -96,4 +96,30 @@ func (e *Element) ScrollIntoView() Step {
 func (e *Element) SetInputFiles(files []InputFile) Step {
 	p := payloads(files)
 	return Step{op: "set the files of " + e.Target, fn: func() error { return e.loc.SetInputFiles(p) }}
+}
+
+// InputFile is a file handed to the page (an upload), read by the caller
+// from where it is allowed to read: the browser gets the bytes, never a path,
+// so what it receives is what the caller checked.
+type InputFile struct {
+	// Name is the file name the page sees (no directories).
+	Name string
+	// MimeType is its type; if empty, derived from Name by the browser.
+	MimeType string
+	// Data is its content.
+	Data []byte
+}
+
+// MaxInputFileBytes bounds the files of one upload: they travel to the
+// driver as one message.
+const MaxInputFileBytes = 48 << 20
+
+// payloads are files as the driver takes them; an empty list (clear the
+// input) stays a non-nil empty list.
+func payloads(files []InputFile) []playwright.InputFile {
+	out := make([]playwright.InputFile, len(files))
+	for i, f := range files {
+		out[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -28,21 +28,21 @@ func (t *Tab) refKey(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return snapshot.CacheKey(t.g.endpoint(), id), nil
+	return snapshot.CacheKey(t.c.env.Endpoint, id), nil
 }
 
 // storeRefs updates the tab's entry in the session's ref cache.
 func (t *Tab) storeRefs(ctx context.Context, update func(*snapshot.RefCacheEntry)) {
 	key, err := t.refKey(ctx)
 	if err != nil {
-		t.g.s.log.Debug().Err(err).Msg("ref cache: no target id")
+		t.c.env.Log.Debug().Err(err).Msg("ref cache: no target id")
 		return
 	}
-	t.g.s.refMu.Lock()
-	defer t.g.s.refMu.Unlock()
-	e, _ := t.g.s.refs.Get(key)
+	t.c.env.RefMu.Lock()
+	defer t.c.env.RefMu.Unlock()
+	e, _ := t.c.env.Refs.Get(key)
 	update(&e)
-	t.g.s.refs.Put(key, e)
+	t.c.env.Refs.Put(key, e)
 }
 
 // cachedRefs returns the ref cache's entry for the tab's target.
@@ -51,7 +51,7 @@ func (t *Tab) cachedRefs(ctx context.Context) (snapshot.RefCacheEntry, bool) {
 	if err != nil {
 		return snapshot.RefCacheEntry{}, false
 	}
-	return t.g.s.refs.Get(key)
+	return t.c.env.Refs.Get(key)
 }
 
 // Element is an element of a tab that a tool acts on: a ref of a snapshot
@@ -96,7 +96,7 @@ func (t *Tab) Locate(ctx context.Context, target string) (*Element, error) {
 }
 
 func (t *Tab) count(ctx context.Context, loc playwright.Locator) (int, error) {
-	return call(ctx, t.g, "find the element", stopOn{modal: t, bound: t.g.s.cfg.actionTimeout()}, loc.Count)
+	return call(ctx, t.c, "find the element", stopOn{modal: t, bound: t.c.env.ActionTimeout}, loc.Count)
 }
 
 func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, error) {
@@ -125,8 +125,8 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 		}
 	}
 	// Say so when the ref belongs to another tab's snapshot.
-	for i, o := range t.g.Tabs() {
-		if o != t && o.HasRef(ref) {
+	for i, o := range t.c.Tabs() {
+		if o != t && o.hasRef(ref) {
 			return nil, refErr(ref, "Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", ref, i)
 		}
 	}

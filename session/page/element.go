@@ -1,4 +1,4 @@
-package session
+package page
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func (e *Element) Type(text string) Step {
 		if err == nil || !(errors.Is(err, playwright.ErrTimeout) || strings.Contains(err.Error(), "Timeout ")) {
 			return err
 		}
-		te := &TypeTimeoutError{Total: utf8.RuneCountInString(text), Typed: -1, Timeout: e.tab.g.s.cfg.actionTimeout()}
+		te := &TypeTimeoutError{Total: utf8.RuneCountInString(text), Typed: -1, Timeout: e.tab.c.env.ActionTimeout}
 		if berr == nil {
 			if after, aerr := e.loc.InputValue(quick); aerr == nil {
 				te.Typed = typedCount(before, after, text)
@@ -170,15 +170,12 @@ func (e *Element) Run(fn string, arg any) Step {
 // ErrModal.
 func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
-	return call(ctx, e.tab.g, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
+	return call(ctx, e.tab.c, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
 }
 
 // AISnapshot is the AI snapshot of the element's subtree.
 func (e *Element) AISnapshot(ctx context.Context, o SnapshotOptions) (string, error) {
 	po := o.page(ctx)
 	opts := playwright.LocatorAriaSnapshotOptions{Mode: po.Mode, Timeout: po.Timeout, Depth: po.Depth, Boxes: po.Boxes}
-	return call(ctx, e.tab.g, "snapshot "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.AriaSnapshot(opts) })
+	return call(ctx, e.tab.c, "snapshot "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.AriaSnapshot(opts) })
 }
-
-// Tab is the tab the element is on.
-func (e *Element) Tab() *Tab { return e.tab }

@@ -1,0 +1,225 @@
+// The tab's side of the watch (session/watch): its world, its reads and
+// what they let a snapshot or an action skip.
+
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/watch"
+)
+
+// watchRead is one read of the watch and the tab's navigation count when
+// it was made.
+type watchRead struct {
+	*watch.Read
+	nav int
+}
+
+// watchTimeout bounds a read: the page answered a probe a moment ago, or
+// it is busy (probeTimeout then).
+const watchTimeout = probeTimeout
+
+// readWatch reads (and, with mark, re-bases) the watch of the tab's main
+// frame. afterAction lets the tasks the page queued run first (a zero
+// timer), so updates an action's handlers deferred that way are seen; the
+// snapshot this replaces was never later than that either.
+func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead, error) {
+	if !t.watchable() {
+		return nil, errWatchOff
+	}
+	ctx, cancel := context.WithTimeout(ctx, watchTimeout)
+	defer cancel()
+	s, err := t.cdpSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	expr := watch.Expression(mark, afterAction)
+	for attempt := 0; ; attempt++ {
+		nav := t.LastNavSeq()
+		cid, err := t.watchContext(ctx, nav)
+		if err != nil {
+			return nil, err
+		}
+		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t}, func() (any, error) {
+			return s.Send("Runtime.evaluate", map[string]any{
+				"expression": expr, "contextId": cid, "returnByValue": true, "awaitPromise": true,
+			})
+		})
+		if err != nil {
+			// The world went with its document: make a new one, once.
+			var pe *PageError
+			if attempt == 0 && errors.As(err, &pe) {
+				t.forgetWatchContext(cid)
+				continue
+			}
+			return nil, err
+		}
+		r, err := watch.Decode(res)
+		if err != nil {
+			return nil, err
+		}
+		return &watchRead{Read: r, nav: nav}, nil
+	}
+}
+
+var errWatchOff = errors.New("the page is driven by other means too; no watch")
+
+// watchable reports whether the watch can be trusted on this tab: no CDP
+// proxy client can drive the page behind its back.
+func (t *Tab) watchable() bool {
+	return t.c.env.Watch
+}
+
+// watchContext is the execution context of the watch's world in the main
+// frame's current document, created when the document is new.
+func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
+	t.mu.Lock()
+	cid, at := t.watchCtx, t.watchNav
+	t.mu.Unlock()
+	if cid != 0 && at == nav {
+		return cid, nil
+	}
+	frame, err := t.TargetID(ctx) // a page's main frame id is its target id
+	if err != nil {
+		return 0, err
+	}
+	res, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t}, func() (any, error) {
+		s, err := t.cdpSession(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.Send("Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": watch.World})
+	})
+	if err != nil {
+		return 0, err
+	}
+	id, _ := res.(map[string]any)["executionContextId"].(float64)
+	if id == 0 {
+		return 0, fmt.Errorf("open the watch's world: no context in %v", res)
+	}
+	t.mu.Lock()
+	t.watchCtx, t.watchNav = int(id), nav
+	t.mu.Unlock()
+	return int(id), nil
+}
+
+func (t *Tab) forgetWatchContext(cid int) {
+	t.mu.Lock()
+	if t.watchCtx == cid {
+		t.watchCtx = 0
+	}
+	t.mu.Unlock()
+}
+
+// invalidateWatch drops the base of the tab's last snapshot: the page was
+// changed in a way the watch may not see (script, viewport, emulation),
+// so the next snapshot is taken afresh.
+func (t *Tab) invalidateWatch() {
+	t.mu.Lock()
+	t.snapBase = 0
+	t.settled = nil
+	t.mu.Unlock()
+}
+
+// settledRead is the watch read Settle made at the end of an action, kept
+// for the snapshot that follows while nothing else happened.
+type settledRead struct {
+	r   *watchRead
+	seq int
+	at  time.Time
+}
+
+// settledMaxAge bounds how long a settled read stands in for a new one.
+const settledMaxAge = time.Second
+
+// settledLocked returns the read Settle left if it still describes the page
+// (no navigation, no request since, and recent), else nil. t.mu is held.
+func (t *Tab) settledLocked() *watchRead {
+	s := t.settled
+	if s == nil || s.seq != t.seq || s.r.nav != t.lastNav || time.Since(s.at) > settledMaxAge {
+		return nil
+	}
+	return s.r
+}
+
+// takeSettled returns settledLocked's read and forgets it.
+func (t *Tab) takeSettled() *watchRead {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.settledLocked()
+	t.settled = nil
+	return r
+}
+
+// OnlyTyped reports whether the action just settled changed nothing on the
+// page but the focused field's value, which is now text; the snapshot
+// after it can be skipped. The last snapshot stays the base of diffs but,
+// lacking the value, is not served as a page snapshot again.
+func (t *Tab) OnlyTyped(text string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.settledLocked()
+	if r == nil || !r.OnlyTyped(t.snapBase, text) {
+		return false
+	}
+	t.settled = nil
+	t.snapBase, t.snapMarksOff = r.NewBase, true
+	return true
+}
+
+// watchOrProbe reads the watch before a whole-page snapshot (the read Settle
+// left, or a new one, marking a base) in place of the liveness probe:
+// missed is true when the page did not answer in time. Without a watch
+// it probes.
+func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed bool) {
+	if r := t.takeSettled(); r != nil {
+		return r, true, false
+	}
+	r, err := t.readWatch(ctx, true, false)
+	if err == nil {
+		// The snapshot that follows is the page's latest state; so is
+		// this title.
+		t.mu.Lock()
+		t.noteTitleLocked(r.Title)
+		t.mu.Unlock()
+		return r, false, false
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
+		t.mu.Lock()
+		t.busy = true
+		t.mu.Unlock()
+		return nil, false, true
+	}
+	return nil, false, !t.alive(ctx)
+}
+
+// settleRead reads the watch at the end of an action, bounded like the
+// round trip it replaces.
+func (t *Tab) settleRead(ctx context.Context) (*watchRead, error) {
+	ctx, cancel := context.WithTimeout(ctx, settleReadTimeout)
+	defer cancel()
+	return t.readWatch(ctx, true, true)
+}
+
+// settleReadTimeout bounds the read at the end of an action.
+const settleReadTimeout = 400 * time.Millisecond
+
+// keepSettled keeps r for the snapshot that follows the action, and its
+// title for the response's Page section.
+func (t *Tab) keepSettled(r *watchRead) {
+	t.mu.Lock()
+	t.settled = &settledRead{r: r, seq: t.seq, at: time.Now()}
+	t.noteTitleLocked(r.Title)
+	t.mu.Unlock()
+}
+
+// noteTitleLocked keeps a title the watch just read, good for the next
+// Title call (within settledMaxAge). t.mu is held.
+func (t *Tab) noteTitleLocked(title string) {
+	t.title, t.hasTitle, t.titleAt = title, true, time.Now()
+}

@@ -1,0 +1,39 @@
+// Package watch is the change detector of a page: a script that runs in an
+// isolated world of the page's main frame and tells, in one cheap call,
+// whether the page changed since a base it marked (the last AI snapshot).
+// The facade (session/page) creates the world over a tab's CDP session,
+// evaluates Expression there and decodes the answer with Decode; this
+// package holds the script (watch.js) and what its answer means; it
+// imports nothing of the session (session/page → watch).
+//
+// The watch tells whether a page changed since its last AI snapshot, for
+// one cheap call instead of a new snapshot: the after-action snapshot of an
+// action that changed nothing is skipped, and a repeated snapshot of an
+// unchanged page is served from the last one.
+//
+// It lives in an isolated world of the page's main frame (created over the
+// tab's CDP session): the page's own scripts can neither see it nor hook
+// the DOM APIs it uses. Per document it keeps a MutationObserver (DOM,
+// attributes, text — in the document, every open shadow root and every
+// same-origin frame) and, at each read, compares with its base (the state
+// when the last snapshot was taken):
+//   - form controls' values, checked and selected states (properties, which
+//     no mutation reports);
+//   - the focused element (shadow roots and same-origin frames included);
+//   - the :hover chain, when a style sheet can show or hide on :hover (or
+//     cannot be read: a cross-origin sheet);
+//   - running animations and transitions of display, visibility, content
+//     or cursor;
+//   - the number of style sheets and rules (CSSOM insertions), new shadow
+//     roots and frame documents, and location.href;
+//   - popovers toggling.
+//
+// A page with a frame the watch cannot enter (cross-origin, sandboxed) is
+// always snapshotted, as is one in a tab whose page was also driven by
+// other means (browser_evaluate, a resize, emulation, the CDP proxy).
+//
+// Reading also marks a new base, and every read says which base it
+// compared with: a snapshot stands on the base marked just before it, so a
+// change that lands between the mark and the snapshot only costs a new
+// snapshot next time, never a missed one.
+package watch

@@ -1,0 +1,100 @@
+package watch
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
+)
+
+// World names the isolated world the watch runs in.
+const World = "cbm"
+
+// script is the watch: an async function of (mark, afterAction) returning
+// the read as a JSON-able object (watch.js).
+//
+//go:embed watch.js
+var script string
+
+// Expression is the watch called once: mark is whether to mark a new base;
+// afterAction whether to let the page's queued tasks run first (after an
+// action: the updates its handlers left to a zero timer or a microtask).
+func Expression(mark, afterAction bool) string {
+	return fmt.Sprintf("%s(%t, %t)", strings.TrimRight(script, "\n"), mark, afterAction)
+}
+
+// Read is what one read of the watch says.
+type Read struct {
+	Title    string  `json:"t"`
+	Foreign  int     `json:"x"`  // frames the watch cannot enter
+	Base     int     `json:"b"`  // the base this read compared with (0: none yet)
+	NewBase  int     `json:"nb"` // the base it marked (0: none)
+	Muts     int     `json:"m"`  // mutations since the base
+	Controls int     `json:"c"`  // form controls whose state changed
+	Value    *string `json:"v"`  // the one changed control's value, hashed
+	ValueFoc bool    `json:"vf"` // that control has the focus
+	Focus    bool    `json:"f"`
+	FocusHov bool    `json:"fh"` // focus moved to an element under the pointer
+	Hover    bool    `json:"h"`
+	Anim     bool    `json:"a"`
+	Rules    bool    `json:"r"`
+	URL      bool    `json:"u"`
+}
+
+// SameAs reports whether the page is as it was at base.
+func (r *Read) SameAs(base int) bool {
+	return r.QuietSince(base) && r.Controls == 0 && !r.Focus
+}
+
+// ClickedOnly is SameAs but for focus moving to the element under the
+// pointer: what a click on it does, which an after-action diff leaves out.
+func (r *Read) ClickedOnly(base int) bool {
+	return r.QuietSince(base) && r.Controls == 0 && (!r.Focus || r.FocusHov)
+}
+
+// QuietSince is SameAs but for form controls and focus.
+func (r *Read) QuietSince(base int) bool {
+	return base != 0 && r.Base == base && r.Foreign == 0 && r.Muts == 0 &&
+		!r.Hover && !r.Anim && !r.Rules && !r.URL
+}
+
+// OnlyTyped reports whether the one change since base is text in the
+// focused field: its value is now text.
+func (r *Read) OnlyTyped(base int, text string) bool {
+	return r.QuietSince(base) && r.Controls == 1 && r.Value != nil && *r.Value == ValueHash(text) &&
+		(!r.Focus || r.ValueFoc)
+}
+
+// ValueHash is the watch's hash of a value: FNV-1a over its UTF-16 code
+// units, then its length in them.
+func ValueHash(s string) string {
+	units := utf16.Encode([]rune(s))
+	h := uint32(0x811c9dc5)
+	for _, u := range units {
+		h ^= uint32(u)
+		h *= 0x01000193
+	}
+	return fmt.Sprintf("%x:%d", h, len(units))
+}
+
+// Decode reads the answer of Runtime.evaluate of Expression (by value).
+func Decode(res any) (*Read, error) {
+	m, _ := res.(map[string]any)
+	if ex, ok := m["exceptionDetails"]; ok {
+		b, _ := json.Marshal(ex)
+		return nil, fmt.Errorf("watch: %s", clip.Short(clip.FirstLine(string(b))))
+	}
+	inner, _ := m["result"].(map[string]any)
+	b, err := json.Marshal(inner["value"])
+	if err != nil {
+		return nil, err
+	}
+	var r Read
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	return &r, nil
+}

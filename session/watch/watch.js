@@ -1,0 +1,159 @@
+(async (mark, afterAction) => {
+if (afterAction) await new Promise(r => setTimeout(r, 0));
+const W = globalThis.__w || (globalThis.__w = (() => {
+  let n = 0, id = Math.floor(Math.random() * 2147483648), base = null;
+  const seen = new WeakSet();
+  const bump = () => { n++; };
+  const mo = new MutationObserver(r => { n += r.length; });
+  const observe = r => {
+    if (seen.has(r)) return false;
+    seen.add(r);
+    mo.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
+    r.addEventListener('toggle', bump, true);
+    return true;
+  };
+  const ctlKey = e => {
+    if (e.localName === 'select') { let s = ''; for (const o of e.options) s += o.selected ? '1' : '0'; return s; }
+    if (e.type === 'checkbox' || e.type === 'radio') return (e.checked ? 'c1' : 'c0') + (e.indeterminate ? 'i' : '');
+    return 'v' + e.value;
+  };
+  const scan = () => {
+    const roots = [], controls = new Map();
+    let foreign = 0, added = 0;
+    const visit = root => {
+      if (observe(root)) added++;
+      roots.push(root);
+      const doc = root.nodeType === 9 ? root : root.ownerDocument;
+      const it = doc.createTreeWalker(root, 1);
+      for (let e = it.nextNode(); e; e = it.nextNode()) {
+        if (e.shadowRoot) visit(e.shadowRoot);
+        switch (e.localName) {
+        case 'input': case 'textarea': case 'select': controls.set(e, ctlKey(e)); break;
+        case 'iframe': case 'frame': {
+          let d = null;
+          try { d = e.contentDocument; } catch (_) {}
+          if (d) visit(d); else foreign++;
+        }
+        }
+      }
+    };
+    visit(document);
+    return { roots, controls, foreign, added };
+  };
+  const deepFocus = () => {
+    let a = document.activeElement;
+    for (let i = 0; a && i < 64; i++) {
+      let next = null;
+      if (a.shadowRoot && a.shadowRoot.activeElement) next = a.shadowRoot.activeElement;
+      else if (a.localName === 'iframe' || a.localName === 'frame') { try { next = a.contentDocument && a.contentDocument.activeElement; } catch (_) {} }
+      if (!next || next === a) break;
+      a = next;
+    }
+    return a;
+  };
+  const hoverChain = () => {
+    const out = [];
+    let r = document;
+    for (let i = 0; r && i < 64; i++) {
+      const hs = r.querySelectorAll(':hover');
+      if (!hs.length) break;
+      for (const e of hs) out.push(e);
+      const last = hs[hs.length - 1];
+      let next = last.shadowRoot;
+      if (!next && (last.localName === 'iframe' || last.localName === 'frame')) { try { next = last.contentDocument; } catch (_) {} }
+      r = next;
+    }
+    return out;
+  };
+  const sheetsOf = root => [...(root.styleSheets || []), ...(root.adoptedStyleSheets || [])];
+  const shown = ['display', 'visibility', 'content', 'cursor', 'content-visibility'];
+  // The selectors of :hover rules that can show, hide or label elements,
+  // per sheet (kept while its rule count holds); null when a sheet cannot
+  // be read (cross-origin) or a selector cannot be matched.
+  const hoverCache = new WeakMap();
+  const pseudo = /::?(before|after|marker|placeholder|first-line|first-letter|selection|backdrop|file-selector-button)\b/g;
+  const hoverSels = (rules, inHover, depth, out) => {
+    for (const r of rules) {
+      const hov = inHover || (typeof r.selectorText === 'string' && r.selectorText.includes(':hover'));
+      if (hov && r.style && typeof r.selectorText === 'string') for (const p of shown) if (r.style.getPropertyValue(p)) { out.push(r.selectorText.replace(pseudo, '')); break; }
+      if (r.styleSheet && !hoverSheetSels(r.styleSheet, hov, depth + 1, out)) return false;
+      if (r.cssRules && depth < 16 && !hoverSels(r.cssRules, hov, depth + 1, out)) return false;
+    }
+    return true;
+  };
+  const hoverSheetSels = (sh, inHover, depth, out) => {
+    let rules;
+    try { rules = sh.cssRules; } catch (_) { return false; }
+    return !!rules && depth < 16 && hoverSels(rules, inHover, depth, out);
+  };
+  // hoverMatches lists the elements :hover rules show, hide or label now,
+  // or returns null when that cannot be told.
+  const hoverMatches = roots => {
+    const out = [];
+    for (const root of roots) for (const sh of sheetsOf(root)) {
+      let c = hoverCache.get(sh), len = -1;
+      try { len = sh.cssRules.length; } catch (_) { return null; }
+      if (!c || c.len !== len) {
+        const sels = [];
+        c = { len, sels: hoverSheetSels(sh, false, 0, sels) ? sels : null };
+        hoverCache.set(sh, c);
+      }
+      if (!c.sels) return null;
+      for (const sel of c.sels) {
+        try { for (const e of root.querySelectorAll(sel)) out.push(e); } catch (_) { return null; }
+      }
+    }
+    return out;
+  };
+  const animKeys = ['display', 'visibility', 'content', 'contentVisibility', 'cursor'];
+  const animating = roots => {
+    for (const root of roots) {
+      if (!root.getAnimations) continue;
+      for (const an of root.getAnimations()) {
+        if (an.playState !== 'running' && !an.pending) continue;
+        if (typeof an.transitionProperty === 'string') {
+          if (shown.includes(an.transitionProperty)) return true;
+          continue;
+        }
+        let kf = null;
+        try { kf = an.effect && an.effect.getKeyframes(); } catch (_) { return true; }
+        if (kf) for (const k of kf) for (const p of animKeys) if (p in k) return true;
+      }
+    }
+    return false;
+  };
+  const ruleCount = roots => {
+    let c = 0;
+    for (const root of roots) for (const sh of sheetsOf(root)) { c++; try { c += sh.cssRules.length; } catch (_) {} }
+    return c;
+  };
+  const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+  const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
+  return (mark) => {
+    n += mo.takeRecords().length;
+    const s = scan();
+    const focus = deepFocus(), hover = hoverChain(), shows = hoverMatches(s.roots), rules = ruleCount(s.roots), href = location.href;
+    const out = { t: document.title, x: s.foreign, b: base ? base.id : 0 };
+    if (base) {
+      let changed = 0, which = null;
+      for (const [e, k] of s.controls) if (base.controls.get(e) !== k) { changed++; which = e; }
+      for (const e of base.controls.keys()) if (!s.controls.has(e)) changed++;
+      out.m = n - base.n;
+      out.c = changed;
+      if (changed === 1 && which && typeof which.value === 'string' && which.type !== 'checkbox' && which.type !== 'radio' && which.localName !== 'select') {
+        out.v = hash(which.value);
+        out.vf = which === focus;
+      }
+      out.f = focus !== base.focus;
+      out.fh = out.f && (!focus || hover.includes(focus));
+      out.h = !same(hover, base.hover) && (!shows || !base.shows || !same(shows, base.shows));
+      out.r = rules !== base.rules || s.added > 0;
+      out.u = href !== base.href;
+    }
+    out.a = animating(s.roots);
+    if (mark) { base = { id: ++id, n, controls: s.controls, focus, hover, shows, rules, href }; out.nb = id; }
+    return out;
+  };
+})());
+return W(mark);
+})

@@ -1,0 +1,87 @@
+package watch
+
+import (
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestScriptIsOneFunction checks that the embedded watch.js is the async
+// function of (mark, afterAction) that Expression calls, and that node
+// parses the expression (when node is installed).
+func TestScriptIsOneFunction(t *testing.T) {
+	if !strings.HasPrefix(script, "(async (mark, afterAction) => {") || !strings.HasSuffix(strings.TrimSpace(script), "})") {
+		t.Fatalf("watch.js is not one parenthesized async function of (mark, afterAction):\n%.80s … %s", script, script[len(script)-20:])
+	}
+	expr := Expression(true, false)
+	if !strings.HasSuffix(expr, "})(true, false)") {
+		t.Fatalf("Expression ends %q", expr[len(expr)-20:])
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node: the script's syntax is checked by the browser tests only")
+	}
+	// Parse only: new Function compiles without running.
+	cmd := exec.Command(node, "-e", "new Function('return ' + require('fs').readFileSync(0, 'utf8'))")
+	cmd.Stdin = strings.NewReader(expr)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node does not parse the watch: %v\n%s", err, out)
+	}
+}
+
+// TestValueHashMatchesTheScript runs the script's own hash in node and
+// compares it with ValueHash, which OnlyTyped compares against.
+func TestValueHashMatchesTheScript(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^\s*const hash = (s => \{.*\});$`).FindStringSubmatch(script)
+	if m == nil {
+		t.Fatal("watch.js has no one-line `const hash = s => {…};`")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	inputs := []string{"", "a", "hello world", "héllo", "日本語", "emoji 😀 pair", strings.Repeat("x", 1000)}
+	in, _ := json.Marshal(inputs)
+	cmd := exec.Command(node, "-e", "const hash = "+m[1]+"; console.log(JSON.stringify(JSON.parse(require('fs').readFileSync(0, 'utf8')).map(hash)))")
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node said %q: %v", out, err)
+	}
+	for i, s := range inputs {
+		if want := ValueHash(s); got[i] != want {
+			t.Errorf("hash(%.20q): script %s, ValueHash %s", s, got[i], want)
+		}
+	}
+}
+
+// TestDecode reads an answer of Runtime.evaluate as the tab gets it.
+func TestDecode(t *testing.T) {
+	v := ValueHash("typed")
+	res := map[string]any{"result": map[string]any{"type": "object", "value": map[string]any{
+		"t": "Title", "b": 3.0, "nb": 4.0, "c": 1.0, "v": v, "vf": true,
+	}}}
+	r, err := Decode(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Title != "Title" || r.Base != 3 || r.NewBase != 4 || !r.OnlyTyped(3, "typed") || r.OnlyTyped(3, "other") || r.SameAs(3) {
+		t.Fatalf("decoded %+v", r)
+	}
+	if !(&Read{Base: 2}).SameAs(2) || (&Read{Base: 2}).SameAs(0) || (&Read{Base: 2, Muts: 1}).SameAs(2) {
+		t.Fatal("SameAs: a quiet read at its base is the same, a read without base or with mutations is not")
+	}
+	if !(&Read{Base: 2, Focus: true, FocusHov: true}).ClickedOnly(2) || (&Read{Base: 2, Focus: true}).ClickedOnly(2) {
+		t.Fatal("ClickedOnly: focus may move only to the element under the pointer")
+	}
+	_, err = Decode(map[string]any{"exceptionDetails": map[string]any{"text": "Uncaught\nmore"}})
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("an exception: %v", err)
+	}
+}
