@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+
 	"github.com/coder/websocket"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
@@ -43,7 +45,7 @@ func driverReady(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := drv.Get(ctx); err != nil {
+	if _, err := mcptest.SharedDriver(t).Get(ctx); err != nil {
 		t.Fatalf("playwright driver: %v", err)
 	}
 }
@@ -71,7 +73,7 @@ type cdpOpts struct {
 func newCDPSession(t testing.TB, o cdpOpts) *session.Session {
 	t.Helper()
 	if o.drv == nil {
-		o.drv = drv
+		o.drv = mcptest.SharedDriver(t)
 	}
 	if o.resolve == nil {
 		bin := cloakbrowser.BinaryInfo{BinaryPath: chromium(t), Engine: cloakbrowser.EngineChromium, Source: cloakbrowser.SourceSystem}

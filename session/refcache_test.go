@@ -30,7 +30,7 @@ func TestRefsSurviveANewConnection(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	endpoint := mcptest.RemoteChromium(t)
-	s := session.New(t.Name(), drv, session.Config{
+	s := session.New(t.Name(), mcptest.SharedDriver(t), session.Config{
 		CDPEndpoint: endpoint,
 		Log:         zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
 	})

@@ -15,7 +15,9 @@ import (
 func TestRegistryPerPrincipalQuota(t *testing.T) {
 	r := session.NewRegistry(session.RegistryOptions{
 		Max: 5, MaxPerPrincipal: 2, Isolation: "browser",
-		New: func(h string) *session.Session { return session.New(h, drv, session.Config{Log: zerolog.Nop()}) },
+		New: func(h string) *session.Session {
+			return session.New(h, nil /* never launched: no driver */, session.Config{Log: zerolog.Nop()})
+		},
 	})
 	a1, err := r.ReserveFor("t-a")
 	if err != nil {

@@ -16,7 +16,9 @@ func newRegistry(max int) *session.Registry {
 	return session.NewRegistry(session.RegistryOptions{
 		Max:       max,
 		Isolation: "browser",
-		New:       func(h string) *session.Session { return session.New(h, drv, session.Config{Log: zerolog.Nop()}) },
+		New: func(h string) *session.Session {
+			return session.New(h, nil /* never launched: no driver */, session.Config{Log: zerolog.Nop()})
+		},
 	})
 }
 

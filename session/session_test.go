@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
@@ -36,7 +38,7 @@ func newSession(t *testing.T) *session.Session {
 		NoSandbox:     true,
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
 	}
-	s := session.New(t.Name(), drv, cfg)
+	s := session.New(t.Name(), mcptest.SharedDriver(t), cfg)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
@@ -126,7 +128,7 @@ func TestLaunchFailureIsClearAndRetryable(t *testing.T) {
 		Headless: true,
 		Log:      zerolog.Nop(),
 	}
-	s := session.New("bad", drv, cfg)
+	s := session.New("bad", mcptest.SharedDriver(t), cfg)
 	defer s.Close(context.Background())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
@@ -24,10 +26,10 @@ func TestSharedBrowserContexts(t *testing.T) {
 		NoSandbox:     true,
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
 	}
-	shared := session.NewSharedBrowser(drv, cfg)
+	shared := session.NewSharedBrowser(mcptest.SharedDriver(t), cfg)
 	t.Cleanup(func() { _ = shared.Close(context.Background()) })
 	cfg.Shared = shared
-	a, b := session.New("a", drv, cfg), session.New("b", drv, cfg)
+	a, b := session.New("a", mcptest.SharedDriver(t), cfg), session.New("b", mcptest.SharedDriver(t), cfg)
 	t.Cleanup(func() { _ = a.Close(context.Background()); _ = b.Close(context.Background()) })
 
 	ga, err := a.Generation(t.Context())

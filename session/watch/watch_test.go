@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // TestScriptIsOneFunction checks that the embedded watch.js is the async
@@ -19,9 +21,12 @@ func TestScriptIsOneFunction(t *testing.T) {
 	if !strings.HasSuffix(expr, "})(true, false)") {
 		t.Fatalf("Expression ends %q", expr[len(expr)-20:])
 	}
+	if testing.Short() {
+		return // node's parse belongs to the browser tier: the unit tier starts no node
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("no node: the script's syntax is checked by the browser tests only")
+		t.Fatal("node not found: install Node.js 20 (Debian: apt-get install nodejs); it runs the Playwright driver too")
 	}
 	// Parse only: new Function compiles without running.
 	cmd := exec.Command(node, "-e", "new Function('return ' + require('fs').readFileSync(0, 'utf8'))")
@@ -34,13 +39,14 @@ func TestScriptIsOneFunction(t *testing.T) {
 // TestValueHashMatchesTheScript runs the script's own hash in node and
 // compares it with ValueHash, which OnlyTyped compares against.
 func TestValueHashMatchesTheScript(t *testing.T) {
+	testtier.BrowserTier(t) // runs node
 	m := regexp.MustCompile(`(?m)^\s*const hash = (s => \{.*\});$`).FindStringSubmatch(script)
 	if m == nil {
 		t.Fatal("watch.js has no one-line `const hash = s => {…};`")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("no node")
+		t.Fatal("node not found: install Node.js 20 (Debian: apt-get install nodejs)")
 	}
 	inputs := []string{"", "a", "hello world", "héllo", "日本語", "emoji 😀 pair", strings.Repeat("x", 1000)}
 	in, _ := json.Marshal(inputs)
