@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 )
 
 // selectors are what Playwright resolves elements to (generateSelectorSimple)

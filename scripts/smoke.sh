@@ -19,7 +19,7 @@ CLOAK_PLAYWRIGHT_MCP_NO_DOWNLOAD=1 CLOAKBROWSER_BINARY_PATH="$chromium" \
   bin/cloakbrowser-mcp smoke --parallel 2 --junit "$out/ours.xml" --artifacts "$out/artifacts-ours" examples/smoke/*.yaml
 
 # Upstream, installed from the npm registry into the cache the Go tests use
-# (pkg/mcptest.UpstreamDir).
+# (internal/mcptest.UpstreamDir).
 updir="${CLOAKBROWSER_MCP_UPSTREAM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cloakbrowser-mcp/upstream/playwright-mcp-0.0.83}"
 cli="$updir/node_modules/@playwright/mcp/cli.js"
 if [ ! -f "$cli" ] || [ "$(node -p "require('$updir/node_modules/@playwright/mcp/package.json').version" 2>/dev/null)" != 0.0.83 ]; then

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 
 	"github.com/coder/websocket"
 	"github.com/rs/zerolog"

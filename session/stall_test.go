@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )

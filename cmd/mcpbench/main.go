@@ -45,8 +45,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // options are the command-line flags.

@@ -15,9 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 const (

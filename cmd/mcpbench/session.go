@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // bench runs the scripted agent sessions and collects both servers'

@@ -21,8 +21,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // densityOptions are the flags of the density and memory modes.

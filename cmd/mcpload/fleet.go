@@ -23,7 +23,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 )
 
 // fleetOptions are the flags of the fleet bench (--fleet).

@@ -44,8 +44,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 type options struct {

@@ -22,8 +22,8 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // fakeRelease is a CloakBrowser archive for linux-x64: a top directory with

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 func open(t *testing.T, rd *mcptest.Redis, advertise string, max int) *fleet.Registry {

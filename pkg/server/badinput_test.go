@@ -18,7 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 )
 
 // badInputPages serves the pages of the bad-input tests.

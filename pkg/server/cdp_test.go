@@ -22,8 +22,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 )
 
 // TestDockerfile runs what the Dockerfile runs, without a container (no

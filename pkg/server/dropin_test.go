@@ -21,8 +21,8 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // upstreamHelp is the verbatim `--help` of @playwright/mcp 0.0.83.

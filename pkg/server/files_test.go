@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // filesPage serves a page with a file input, a drop zone, a download link,

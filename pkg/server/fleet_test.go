@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 )
 
 const clusterSecret = "fleet-test-secret-0123456789"

@@ -16,9 +16,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // readyzAs reads /readyz with a token ("" for none).

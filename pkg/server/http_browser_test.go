@@ -16,8 +16,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 

@@ -25,8 +25,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // Distinctive tokens, so a leak into the logs is easy to spot.

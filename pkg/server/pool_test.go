@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 )
 
 // poolBrowser is the browser block of cloakbrowser_bridge_info: where the

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/mcptest"
 )
 
 // TestSIGKILLLeavesNothingBehind SIGKILLs a server with a browser open:

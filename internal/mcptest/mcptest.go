@@ -1,16 +1,14 @@
-// Package mcptest starts a cloakbrowser-mcp server for tests and connects a
-// real mcp-go client to it: as the built binary over stdio (what an agent
-// runs) or in-process over pipes (fast, same code path).
+// Package mcptest is this module's test harness: a thin testing.TB wrapper
+// over pkg/embed (the public embedding API) that starts a cloakbrowser-mcp
+// server — the built binary over stdio, in-process over pipes on the test
+// binary's shared Playwright driver, or over Streamable HTTP — connects a
+// real mcp-go client, and closes both when the test ends. It also serves
+// the fixtures the tests share (hostile pages, a re-rendering app, Redis, a
+// remote Chromium, @playwright/mcp and its recorded output).
 //
-// It is the way to embed the server in a CI smoke test:
-//
-//	func TestSmoke(t *testing.T) {
-//		c := mcptest.StartBinary(t, mcptest.Binary(t), mcptest.Options{Args: []string{"--no-download"}})
-//		res := c.Call(t, "browser_navigate", map[string]any{"url": srv.URL})
-//		if res.IsError { t.Fatal(mcptest.Text(res)) }
-//	}
-//
-// Every server started here is closed, with its browser, when the test ends.
+// Every helper that needs a browser, the driver or npm skips its test in
+// the unit tier (-short; see internal/testtier). Code outside this module
+// uses pkg/embed.
 package mcptest
 
 import (
