@@ -37,6 +37,7 @@
 #   prompts-get-embedded-resource, prompts-get-with-image
 #                                                we offer no prompts (upstream has none)
 #
+# --install-only installs the suite and its Node, then stops.
 # Env: CONFORMANCE_DIR (cache), CONFORMANCE_VERSION, CONFORMANCE_NODE_VERSION,
 #      CONFORMANCE_SCENARIOS (space-separated override), CONFORMANCE_RESULTS (output dir).
 set -euo pipefail
@@ -76,6 +77,7 @@ if [[ "$(installed_version "$SUITE_PKG")" != "$SUITE_VERSION" ]] ||
 fi
 CONFORMANCE=("$NODE" "$SUITE_PKG/dist/index.js")
 echo "conformance: suite $(installed_version "$SUITE_PKG"), node $("$NODE" --version)" >&2
+if [[ "${1:-}" == "--install-only" ]]; then exit 0; fi
 
 # --- server -----------------------------------------------------------------
 (cd "$ROOT" && go build -o "$WORK/cbm" ./cmd/cloakbrowser-mcp)

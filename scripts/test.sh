@@ -15,6 +15,10 @@
 #             race detector
 #   conformance  the official MCP conformance suite over Streamable HTTP
 #
+# deps (apt, npm) and the conformance suite's npm install run in the
+# background while lint, the unit tier and the browser tier's build use the
+# CPU; conformance runs beside the race tier.
+#
 # Comparisons with @playwright/mcp read its recorded output (testdata/upstream);
 # `go tool -modfile=tools.mod task upstream` re-records it from the real one.
 # Env: SHARDS (default 3), GO_TEST_TIMEOUT (default 15m), SKIP_CONFORMANCE=1.
@@ -31,22 +35,39 @@ trap 'rm -rf "$logs"' EXIT
 
 t0=$(date +%s)
 timings=()
-step() { # name, then the command
-  local name=$1 s rc
+# timed name cmd…: runs cmd, records how long it took, and returns its status.
+timed() {
+  local name=$1 s rc=0
   shift
   s=$(date +%s)
-  echo "--- $name" >&2
-  if "$@"; then rc=0; else rc=$?; fi
-  timings+=("$(printf '%-12s %4ss  exit %s' "$name" $(($(date +%s) - s)) "$rc")")
-  if [ "$rc" != 0 ]; then
-    summary
-    echo "FAIL: $name (exit $rc)" >&2
-    exit "$rc"
-  fi
+  echo "--- $name (at $((s - t0))s)" >&2
+  "$@" || rc=$?
+  echo "$(printf '%-12s %4ss  (from %ss)  exit %s' "$name" $(($(date +%s) - s)) $((s - t0)) "$rc")" >>"$logs/timings"
+  return $rc
 }
 summary() {
   echo "=== test.sh: $(($(date +%s) - t0))s in all" >&2
-  printf '  %s\n' "${timings[@]}" >&2
+  sed 's/^/  /' "$logs/timings" >&2 2>/dev/null || true
+}
+fail() {
+  summary
+  echo "FAIL: $1" >&2
+  exit 1
+}
+# background name cmd…: timed, in the background, its output in $logs/name.
+background() {
+  local name=$1
+  shift
+  timed "$name" "$@" >"$logs/$name.out" 2>&1 &
+  eval "pid_$name=$!"
+}
+# join name: waits for a background step and shows its output.
+join() {
+  local name=$1 pid rc=0
+  pid=$(eval "echo \$pid_$name")
+  wait "$pid" || rc=$?
+  cat "$logs/$name.out"
+  [ "$rc" = 0 ] || fail "$name (exit $rc)"
 }
 
 deps() {
@@ -72,27 +93,44 @@ lint() {
 
 unit() { go test -race -short -count=1 -timeout 5m ./...; }
 
-# browser runs pkg/server's top-level tests in $shards processes (test i in
-# shard i mod $shards) and the other packages in one more, all at once, and
-# prints each log when all have ended.
+# weight is a test's rough wall time in seconds on a busy 2-core machine
+# (go test -v of the browser tier), for spreading pkg/server's tests over
+# the shards: heaviest first, each to the least loaded shard. Unlisted: 4.
+declare -A weight=(
+  [TestHostilePagesDoNotStall]=47 [TestBadInputMegabyteArguments]=43 [TestSnapshotContent]=40
+  [TestSnapshotModes]=31 [TestDropinIdleTimeout]=22 [TestCodegenMatchesUpstream]=22 [TestFamilies]=21
+  [TestDockerfile]=19 [TestDropinFilePaths]=16 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=14
+  [TestPoolLoadFleetWide]=14 [TestCodegenLanguages]=14 [TestPoolSpreadAndFailover]=14 [TestImageResponses]=13
+  [TestFileToolsConfined]=13 [TestMCPLoggingAndProgress]=13 [TestFleetAnyInstanceServesAnySession]=13
+  [TestFilesPerPrincipal]=12 [TestHTTPContextIsolation]=12 [TestCDPHTTPSessions]=11 [TestStdioBinaryEndToEnd]=11
+  [TestFleetRedisDown]=11 [TestResourcesPerSessionHTTP]=10 [TestFamiliesBadInput]=10
+  [TestActionResponsesShowEveryChange]=10 [TestEveryCoreTool]=14 [TestSnapshotMatchesUpstream]=10
+)
+
+# browser runs pkg/server's top-level tests in $shards processes and the
+# other packages in one more, all at once, and prints each log when all
+# have ended.
 browser() {
-  local tests others pids=() names=() status=0 i
-  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "^Test.*($RACE_TESTS)" | sort)
+  local tests others pids=() names=() status=0 i t
+  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "^Test.*($RACE_TESTS)" |
+    while read -r t; do echo "${weight[$t]:-4} $t"; done | sort -rn | cut -d' ' -f2)
   if [ ${#tests[@]} -eq 0 ]; then
     echo "no tests listed in $server" >&2
     return 1
   fi
+  local load=() lists=()
+  for ((i = 0; i < shards; i++)); do load+=(0) lists+=(""); done
+  for t in "${tests[@]}"; do
+    local min=0
+    for ((i = 1; i < shards; i++)); do if ((load[i] < load[min])); then min=$i; fi; done
+    load[min]=$((load[min] + ${weight[$t]:-4}))
+    lists[min]+="${lists[min]:+|}$t"
+  done
   others=$(go list ./... | grep -vx "github.com/cloakmcp/cloakbrowser-mcp/pkg/server")
   go test -count=1 -timeout "$timeout" -skip "^Test.*($RACE_TESTS)" "$@" $others >"$logs/others" 2>&1 &
   pids+=($!) names+=(others)
   for ((i = 0; i < shards; i++)); do
-    local mine=() j
-    for j in "${!tests[@]}"; do
-      if ((j % shards == i)); then mine+=("${tests[$j]}"); fi
-    done
-    local IFS='|'
-    go test -count=1 -timeout "$timeout" -run "^(${mine[*]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
-    unset IFS
+    go test -count=1 -timeout "$timeout" -run "^(${lists[i]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
     pids+=($!) names+=("server-$i")
   done
   for i in "${!pids[@]}"; do
@@ -102,11 +140,16 @@ browser() {
     cat "$logs/${names[$i]}"
     if [ "$rc" != 0 ]; then status=1; fi
   done
-  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards, the other packages beside them"
+  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them"
   return $status
 }
 
 race() { go test -race -count=1 -timeout "$timeout" -run "^Test.*($RACE_TESTS)" "$@" ./...; }
+
+conformance_install() {
+  if [ "${SKIP_CONFORMANCE:-}" = 1 ]; then return 0; fi
+  bash scripts/conformance.sh --install-only
+}
 
 conformance() {
   if [ "${SKIP_CONFORMANCE:-}" = 1 ]; then
@@ -116,10 +159,18 @@ conformance() {
   bash scripts/conformance.sh
 }
 
-step deps deps
-step lint lint
-step unit unit
-step browser browser "$@"
-step race race "$@"
-step conformance conformance
+# What the tests need comes over the network and the disk (apt, npm) while
+# the CPU compiles and runs what needs only Go: lint, the unit tier, and the
+# browser tier's test binaries.
+background deps deps
+background conformance-install conformance_install
+timed lint lint || fail lint
+timed unit unit || fail unit
+timed build go test -count=1 -run '^$' ./... >/dev/null || fail "build (go test -run '^\$' ./...)"
+join deps
+timed browser browser "$@" || fail browser
+join conformance-install
+background conformance conformance
+timed race race "$@" || fail race
+join conformance
 summary

@@ -116,14 +116,7 @@ func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 		err := <-served
 		return errors.Join(err, s.Close())
 	}
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Logf("stop server: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", Tail(stderr.String(), 8000))
-		}
-	})
+	stopAtEnd(t, h.Stop, stderr)
 	return h
 }
 
@@ -156,14 +149,7 @@ func StartHTTPBinary(t testing.TB, bin string, o HTTPOptions) *HTTPServer {
 			return errors.New("server did not exit within 30s of SIGTERM; killed")
 		}
 	}
-	t.Cleanup(func() {
-		if err := h.Stop(); err != nil {
-			t.Logf("stop server: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", Tail(stderr.String(), 8000))
-		}
-	})
+	stopAtEnd(t, h.Stop, stderr)
 	deadline := time.After(30 * time.Second)
 	for h.URL == "" {
 		h.URL = ListenURL(stderr.String())

@@ -146,15 +146,21 @@ func (s *SyncBuffer) String() string {
 // wrap turns an embedding client into a test Client closed when t ends.
 func wrap(t testing.TB, e *embed.Client, stderr *SyncBuffer, start time.Time) *Client {
 	c := &Client{Client: e.MCP(), E: e, Init: e.Init, InitDuration: time.Since(start), Stderr: stderr, Pid: e.Pid}
+	stopAtEnd(t, c.Close, stderr)
+	return c
+}
+
+// stopAtEnd stops a test's server when t ends, and shows its log when t
+// failed.
+func stopAtEnd(t testing.TB, stop func() error, log *SyncBuffer) {
 	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Logf("close server: %v", err)
+		if err := stop(); err != nil {
+			t.Logf("stop server: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("server log:\n%s", Tail(stderr.String(), 8000))
+			t.Logf("server log:\n%s", Tail(log.String(), 8000))
 		}
 	})
-	return c
 }
 
 // StartBinary runs the server binary over stdio (embed.StartCommand) and
