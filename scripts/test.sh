@@ -163,13 +163,13 @@ conformance() {
 # the CPU compiles and runs what needs only Go: lint, the unit tier, and the
 # browser tier's test binaries.
 background deps deps
-background conformance-install conformance_install
+background conformance_install conformance_install
 timed lint lint || fail lint
 timed unit unit || fail unit
 timed build go test -count=1 -run '^$' ./... >/dev/null || fail "build (go test -run '^\$' ./...)"
 join deps
 timed browser browser "$@" || fail browser
-join conformance-install
+join conformance_install
 background conformance conformance
 timed race race "$@" || fail race
 join conformance
