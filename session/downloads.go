@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/outdir"
+
 	"github.com/mxschmitt/playwright-go"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
@@ -175,7 +177,7 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 		s.releaseBytes(size)
 		return "", 0, errors.New("not saved: the server has no output directory")
 	}
-	root, dir, err := OpenPrincipalRoot(s.cfg.OutputDir, s.principal)
+	root, dir, err := outdir.OpenRoot(s.cfg.OutputDir, s.principal)
 	if err != nil {
 		s.releaseBytes(size)
 		return "", 0, fmt.Errorf("not saved: %w", err)

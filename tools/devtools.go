@@ -43,7 +43,7 @@ func startTracing(c *tabCall) error {
 				return "", err
 			}
 			defer a.Close()
-			return a.writeFrom("", "trace", ".zip", func(w io.Writer) error {
+			return a.WriteFrom("", "trace", ".zip", func(w io.Writer) error {
 				_, err := io.Copy(w, r)
 				return err
 			})
@@ -77,7 +77,7 @@ func stopTracing(c *tabCall) error {
 		return err
 	}
 	defer a.Close()
-	if _, _, err := a.resolve(name, "trace", ".zip"); err != nil {
+	if _, _, err := a.Resolve(name, "trace", ".zip"); err != nil {
 		// Keep tracing: the agent can retry with another name.
 		return err
 	}
@@ -85,7 +85,7 @@ func stopTracing(c *tabCall) error {
 	// here through the root, so a symlink planted since is not followed.
 	var p string
 	started, err := c.gen.StopTrace(c.ctx, func(r io.Reader) (err error) {
-		p, err = a.writeFrom(name, "trace", ".zip", func(w io.Writer) error {
+		p, err = a.WriteFrom(name, "trace", ".zip", func(w io.Writer) error {
 			_, err := io.Copy(w, r)
 			return err
 		})

@@ -53,13 +53,13 @@ func (c *tabCall) reportDownload(d session.Download) error {
 	path := d.Path
 	if name := c.args.String("filename", ""); name != "" {
 		// Renamed inside the caller's directory, through its root.
-		p, err := a.rename(d.Path, name, "download", filepath.Ext(d.Path))
+		p, err := a.Rename(d.Path, name, "download", filepath.Ext(d.Path))
 		if err != nil {
 			return fmt.Errorf("rename the download: %w; it stays at %s", err, c.env.link(d.Path))
 		}
 		path = p
 	}
-	a.evict(path)
+	a.Evict(path)
 	c.resp.Result("Downloaded %s (%d bytes) from %s", d.Suggested, d.Size, d.URL)
 	c.resp.Result("- [%s](%s)", filepath.Base(path), c.env.link(path))
 	c.publish(path, "Download")

@@ -21,14 +21,14 @@ func pdfSave(c *tabCall) error {
 	}
 	defer a.Close()
 	name := c.args.String("filename", "")
-	if _, _, err := a.resolve(name, "page", ".pdf"); err != nil {
+	if _, _, err := a.Resolve(name, "page", ".pdf"); err != nil {
 		return err
 	}
 	data, err := c.tab.PDF(c.ctx)
 	if err != nil {
 		return fmt.Errorf("save PDF: %w (PDF needs a headless browser)", err)
 	}
-	p, err := a.write(name, "page", ".pdf", data)
+	p, err := a.Write(name, "page", ".pdf", data)
 	if err != nil {
 		return err
 	}

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/outdir"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // Files the tools write become MCP resources of the caller's MCP session,
@@ -67,11 +67,11 @@ func (c *tabCall) publish(p, kind string) {
 		return
 	}
 	defer a.Close()
-	rel, err := filepath.Rel(a.dir, p)
+	rel, err := filepath.Rel(a.Dir(), p)
 	if err != nil || !filepath.IsLocal(rel) {
 		return
 	}
-	st, err := a.root.Stat(rel)
+	st, err := a.Root().Stat(rel)
 	if err != nil || !st.Mode().IsRegular() {
 		return
 	}
@@ -101,7 +101,7 @@ func (c *tabCall) publish(p, kind string) {
 func (env *Env) fileReader(principal, rel, typ string) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		uri := fileURI(rel)
-		root, dir, err := session.OpenPrincipalRoot(env.outputDir(), principal)
+		root, dir, err := outdir.OpenRoot(env.OutputDir, principal)
 		if err != nil {
 			return nil, fmt.Errorf("resource %s: output directory: %w", uri, err)
 		}

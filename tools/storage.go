@@ -330,14 +330,14 @@ func storageStateSave(c *tabCall) error {
 	}
 	defer a.Close()
 	name := c.args.String("filename", "")
-	if _, _, err := a.resolve(name, "storage-state", ".json"); err != nil {
+	if _, _, err := a.Resolve(name, "storage-state", ".json"); err != nil {
 		return err
 	}
 	st, err := c.gen.StorageState(c.ctx)
 	if err != nil {
 		return fmt.Errorf("save storage state: %w", err)
 	}
-	p, err := a.write(name, "storage-state", ".json", st.JSON)
+	p, err := a.Write(name, "storage-state", ".json", st.JSON)
 	if err != nil {
 		return err
 	}
@@ -444,9 +444,9 @@ func storageStateRestore(c *tabCall) error {
 	var b []byte
 	p := name
 	if filepath.IsAbs(name) {
-		b, err = a.readInput(name, maxStateFile)
+		b, err = a.ReadInput(name, maxStateFile)
 	} else {
-		b, p, err = a.read(name, maxStateFile)
+		b, p, err = a.Read(name, maxStateFile)
 	}
 	if err != nil {
 		return err
