@@ -7,10 +7,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// WriteJSON answers v as JSON with status code, never cached.
+// DefaultRetryAfter is the Retry-After, in seconds, of a 503 whose writer
+// set none: every 503 says when to try again.
+const DefaultRetryAfter = "5"
+
+// WriteJSON answers v as JSON with status code, never cached. A 503 without
+// a Retry-After header gets DefaultRetryAfter.
 func WriteJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	if code == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", DefaultRetryAfter)
+	}
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }

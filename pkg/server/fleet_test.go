@@ -91,6 +91,13 @@ func hostOf(t *testing.T, h *mcptest.HTTPServer) string {
 // returning the status and body.
 func rawPost(t *testing.T, h *mcptest.HTTPServer, token, sid, body string) (int, string) {
 	t.Helper()
+	resp, b := rawPostResp(t, h, token, sid, body)
+	return resp.StatusCode, b
+}
+
+// rawPostResp is rawPost with the whole response (its body already read).
+func rawPostResp(t *testing.T, h *mcptest.HTTPServer, token, sid, body string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, h.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -107,7 +114,7 @@ func rawPost(t *testing.T, h *mcptest.HTTPServer, token, sid, body string) (int,
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp, string(b)
 }
 
 const fleetInitBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -294,6 +301,12 @@ func TestFleetRedisDown(t *testing.T) {
 	}
 	if strings.Contains(body, "max-per-principal") {
 		t.Fatalf("Redis down must not read as a quota refusal: %s", body)
+	}
+	// A forward (A's session through B) while Redis is down: a 503 naming
+	// Redis that says when to retry.
+	if resp, body := rawPostResp(t, inst[1], tokenA, c.SessionID, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`); resp.StatusCode != http.StatusServiceUnavailable ||
+		!strings.Contains(body, "Redis") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("forward with Redis down: want 503 naming Redis with Retry-After, got %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 
 	rd.Start()
