@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 
 	"github.com/coder/websocket"
 	"github.com/rs/zerolog"
@@ -313,18 +314,11 @@ func staysOn(t testing.TB, s *session.Session, g *session.Generation, d time.Dur
 // directory is removed.
 func waitProfileGone(t testing.TB, profile string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testtier.EventuallyState(t, 10*time.Second, "profile "+profile+" to be cleaned up", func() (bool, string) {
 		pids := session.ProfilePIDs(profile)
 		_, err := os.Stat(profile)
-		if len(pids) == 0 && os.IsNotExist(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("profile %s not cleaned up: processes %v, stat %v", profile, pids, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(pids) == 0 && os.IsNotExist(err), fmt.Sprintf("processes %v, stat %v", pids, err)
+	})
 }
 
 // capabilityOf is the capability segment of a discovery URL.

@@ -25,6 +25,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
@@ -528,13 +529,10 @@ func TestCDPClientAlongsideCalls(t *testing.T) {
 			t.Fatalf("discovery %q: %d", p, code)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.CDP().Info().ActiveConnections != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("connections still counted: %+v", s.CDP().Info())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 5*time.Second, "the CDP connections to be uncounted", func() (bool, string) {
+		info := s.CDP().Info()
+		return info.ActiveConnections == 0, fmt.Sprintf("%+v", info)
+	})
 	staysOn(t, s, g1, 300*time.Millisecond)
 	if g1.Lost() || s.Current() != g1 || readyURL(t, s) != url || s.CDP().Info().Generation != g1.N {
 		t.Fatalf("a CDP disconnect changed the session: lost %v, info %+v", g1.Lost(), s.CDP().Info())

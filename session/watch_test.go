@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
@@ -89,20 +90,15 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			}
 			// The cross-site frame must have its document for the case
 			// to mean anything.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				snap, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-				if err != nil {
+			var snap *page.Snapshot
+			testtier.EventuallyState(t, 10*time.Second, "the frames to load", func() (bool, string) {
+				var err error
+				if snap, err = tab.AISnapshot(ctx, page.SnapshotOptions{}); err != nil {
 					t.Fatalf("snapshot: %v", err)
 				}
-				if (!cross || strings.Contains(snap.Text, "cross-site frame")) && strings.Contains(snap.Text, "same-origin frame") {
-					return snap
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("frames never loaded:\n%s", snap.Text)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return (!cross || strings.Contains(snap.Text, "cross-site frame")) && strings.Contains(snap.Text, "same-origin frame"), "\n" + snap.Text
+			})
+			return snap
 		}
 		act := func(t *testing.T, what string) {
 			t.Helper()

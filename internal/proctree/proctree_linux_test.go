@@ -1,12 +1,15 @@
 package proctree
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // TestFindAndKill starts a marked child that starts an unmarked grandchild,
@@ -33,16 +36,14 @@ func TestFindAndKill(t *testing.T) {
 	var procs []Proc
 	byComm := map[string]Proc{}
 	// Until env has exec'd sleep.
-	for deadline := time.Now().Add(10 * time.Second); len(procs) != 2 || byComm["sleep"].PID == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("Marked found %+v, want sh and its sleep", procs)
-		}
+	testtier.EventuallyState(t, 10*time.Second, "Marked to find sh and its sleep", func() (bool, string) {
 		procs = Marked(kv)
 		clear(byComm)
 		for _, p := range procs {
 			byComm[p.Comm] = p
 		}
-	}
+		return len(procs) == 2 && byComm["sleep"].PID != 0, fmt.Sprintf("%+v", procs)
+	})
 	sh, sleep := byComm["sh"], byComm["sleep"]
 	if sh.PID != cmd.Process.Pid || sleep.PPID != sh.PID {
 		t.Fatalf("Marked = %+v; want sh (pid %d) and its child sleep", procs, cmd.Process.Pid)

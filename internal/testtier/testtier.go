@@ -8,6 +8,9 @@
 //     anything reaches them anyway.
 //   - The browser tier (no -short) runs everything; helpers that share one
 //     Playwright driver per test binary register its stop with AtEnd.
+//
+// Both tiers' tests wait for a condition with Eventually (or
+// EventuallyState), not with loops of their own.
 package testtier
 
 import (

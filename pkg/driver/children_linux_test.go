@@ -51,17 +51,10 @@ func launchOptions(t *testing.T) playwright.BrowserTypeLaunchOptions {
 // waitGone polls until no live process uses dir, failing after d.
 func waitGone(t *testing.T, dir string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	testtier.EventuallyState(t, d, "no live process to use "+dir, func() (bool, string) {
 		pids := PIDsUsing(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still alive after %v: %s", d, describe(pids))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(pids) == 0, "still alive:" + describe(pids)
+	})
 }
 
 func describe(pids []int) string {
@@ -118,17 +111,11 @@ func TestShimDiesWithParent(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
 	var rec []byte
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testtier.EventuallyState(t, 10*time.Second, "node to start (its record written)", func() (bool, string) {
 		var err error
-		if rec, err = os.ReadFile(record); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("node never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		rec, err = os.ReadFile(record)
+		return err == nil, fmt.Sprint(err)
+	})
 	lines := strings.Split(string(rec), "\n")
 	node, err := strconv.Atoi(lines[0])
 	if err != nil {
@@ -146,13 +133,7 @@ func TestShimDiesWithParent(t *testing.T) {
 	}
 	_ = parent.Process.Kill()
 	_ = parent.Wait()
-	deadline = time.Now().Add(5 * time.Second)
-	for alive(node) {
-		if time.Now().After(deadline) {
-			t.Fatal("node outlived its SIGKILLed parent")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testtier.Eventually(t, 5*time.Second, "node to die with its SIGKILLed parent", func() bool { return !alive(node) })
 }
 
 // TestShimRefusesAnOrphan: when the parent died before the parent-death

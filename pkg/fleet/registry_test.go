@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/fleet"
 )
 
@@ -105,13 +107,10 @@ func TestRegistryDeadOwner(t *testing.T) {
 	// The dead owner's quota entry does not count: t-a (cap 1) gets one.
 	session(t, a, "s2", "t-a")
 	// The sweeper removes everything else the dead instance left.
-	deadline := time.Now().Add(5 * time.Second)
-	for rd.Do("SISMEMBER", "t:instances", "dead1") != ":0" || rd.Do("EXISTS", "t:sess:s9") != ":0" {
-		if time.Now().After(deadline) {
-			t.Fatal("the dead instance's records were not swept")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 5*time.Second, "the sweeper to remove the dead instance's records", func() (bool, string) {
+		member, sess := rd.Do("SISMEMBER", "t:instances", "dead1"), rd.Do("EXISTS", "t:sess:s9")
+		return member == ":0" && sess == ":0", fmt.Sprintf("SISMEMBER instances dead1 = %s, EXISTS sess:s9 = %s", member, sess)
+	})
 }
 
 func TestRegistryRedisLostAndBack(t *testing.T) {
@@ -127,13 +126,10 @@ func TestRegistryRedisLostAndBack(t *testing.T) {
 		t.Fatal("Healthy() with Redis down")
 	}
 	rd.Start() // empty: no persistence
-	deadline := time.Now().Add(5 * time.Second)
-	for !a.Healthy() || rd.Do("EXISTS", "t:sess:s1") != ":1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("not recovered: healthy=%v, sess:s1 exists=%s", a.Healthy(), rd.Do("EXISTS", "t:sess:s1"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 5*time.Second, "the registry to recover (healthy, s1 published again)", func() (bool, string) {
+		healthy, exists := a.Healthy(), rd.Do("EXISTS", "t:sess:s1")
+		return healthy && exists == ":1", fmt.Sprintf("healthy=%v, sess:s1 exists=%s", healthy, exists)
+	})
 	session(t, a, "s2", "t-a")
 }
 
@@ -179,15 +175,8 @@ func TestRegistryLoad(t *testing.T) {
 	a.AddLoad("ws://e1", 1)
 	a.AddLoad("ws://e1", 1)
 	b.AddLoad("ws://e2", 1)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testtier.EventuallyState(t, 5*time.Second, "the fleet load e1:2 e2:1", func() (bool, string) {
 		m, err := a.Load(context.Background())
-		if err == nil && m["ws://e1"] == 2 && m["ws://e2"] == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("load = %v, %v; want e1:2 e2:1", m, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && m["ws://e1"] == 2 && m["ws://e2"] == 1, fmt.Sprintf("load = %v, %v", m, err)
+	})
 }

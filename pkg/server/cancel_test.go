@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // waitNever is a browser_wait_for that would run to its 30 s bound.
@@ -63,13 +64,9 @@ func TestCancelStdio(t *testing.T) {
 	}
 	// The server logs when it drops the cancelled response; after that it
 	// cannot come any more.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(r.Stderr.String(), "dropped the response of a cancelled request") {
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not drop the cancelled call's response")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testtier.Eventually(t, 10*time.Second, "the server to drop the cancelled call's response", func() bool {
+		return strings.Contains(r.Stderr.String(), "dropped the response of a cancelled request")
+	})
 	r.Send(t, map[string]any{"jsonrpc": "2.0", "id": "ping", "method": "ping"})
 	r.Next(t, 10*time.Second, "ping response", response("ping"))
 	for _, m := range r.Seen() {

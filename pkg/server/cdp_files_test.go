@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/coder/websocket"
 )
 
@@ -93,17 +94,10 @@ func (c *cdpConn) eval(t *testing.T, expr string) string {
 // evalUntil polls expr until it returns want.
 func (c *cdpConn) evalUntil(t *testing.T, expr, want string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testtier.EventuallyState(t, 15*time.Second, fmt.Sprintf("%s = %q", expr, want), func() (bool, string) {
 		got := c.eval(t, expr)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %q; want %q", expr, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return got == want, fmt.Sprintf("%q", got)
+	})
 }
 
 // setFiles puts a file input in the page and sets its files over CDP.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // startIn runs the binary over stdio in a temp working directory with
@@ -59,13 +60,10 @@ func TestDropinIdleTimeout(t *testing.T) {
 			t.Fatalf("browser process %d ended during a call in flight", pid)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(browserPIDs(tree)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the browser is still running 60 s after an idle timeout of 4 s:%v", browserPIDs(tree))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 60*time.Second, "the browser to close after an idle timeout of 4 s", func() (bool, string) {
+		pids := browserPIDs(tree)
+		return len(pids) == 0, fmt.Sprintf("still running: %v", pids)
+	})
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
 	second := browserPIDs(tree)
 	if len(second) == 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 const clusterSecret = "fleet-test-secret-0123456789"
@@ -310,30 +311,16 @@ func TestFleetRedisDown(t *testing.T) {
 	}
 
 	rd.Start()
-	deadline := time.Now().Add(20 * fleetTTL)
-	for {
+	testtier.EventuallyState(t, 20*fleetTTL, "a new session after Redis returned", func() (bool, string) {
 		sid, st, body := rawInit(t, inst[1], tokenA)
-		if st == http.StatusOK && sid != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no new session after Redis returned: %d %s", st, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return st == http.StatusOK && sid != "", fmt.Sprintf("%d %s", st, body)
+	})
 	// A's session was published again after Redis came back (it restarted
 	// empty): B can forward to it.
-	deadline = time.Now().Add(20 * fleetTTL)
-	for {
+	testtier.EventuallyState(t, 20*fleetTTL, "A's session to be reachable through B after Redis returned", func() (bool, string) {
 		st, body := rawPost(t, inst[1], tokenA, c.SessionID, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
-		if st == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("A's session not reachable through B after Redis returned: %d %s", st, mcptest.Tail(body, 300))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return st == http.StatusOK, fmt.Sprintf("%d %s", st, mcptest.Tail(body, 300))
+	})
 
 	// Graceful stop: A's records go at once, not after the TTL.
 	sid := c.SessionID

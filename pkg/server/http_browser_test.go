@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
@@ -140,18 +141,11 @@ func currentGeneration(t *testing.T, h *mcptest.HTTPServer, sid string) *session
 
 func waitGone(t *testing.T, profile string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	testtier.EventuallyState(t, d, "the browser of "+profile+" to be gone", func() (bool, string) {
 		pids := session.ProfilePIDs(profile)
 		_, err := os.Stat(profile)
-		if len(pids) == 0 && os.IsNotExist(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("browser of %s not gone after %v: pids %v, stat %v", profile, d, pids, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(pids) == 0 && os.IsNotExist(err), fmt.Sprintf("pids %v, stat %v", pids, err)
+	})
 }
 
 // TestHTTPBrowserIsolation: in the default isolation each session has a

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -194,13 +195,10 @@ func TestHTTPSessionChurnWithBrowsers(t *testing.T) {
 	}
 	// The server exposes no Playwright handle for Contexts(): every context
 	// has a page and every page a renderer, so none may remain.
-	deadline := time.Now().Add(10 * time.Second)
-	for r := rendererPIDs(profile); len(r) != 0; r = rendererPIDs(profile) {
-		if time.Now().After(deadline) {
-			t.Fatalf("renderer processes still running after churn (contexts left open): %v", r)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 10*time.Second, "the renderer processes to end after churn (no context left open)", func() (bool, string) {
+		r := rendererPIDs(profile)
+		return len(r) == 0, fmt.Sprintf("renderers %v", r)
+	})
 	waitGoroutines(t, base, 3, 10*time.Second)
 
 	if err := h.Stop(); err != nil {

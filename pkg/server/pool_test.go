@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // poolBrowser is the browser block of cloakbrowser_bridge_info: where the
@@ -148,13 +148,10 @@ func TestPoolLoadFleetWide(t *testing.T) {
 	navigate(t, a, base+"/lab.html")
 	_, epA := poolBrowser(t, a)
 	// A publishes its pool counts with its heartbeat (every TTL/3).
-	deadline := time.Now().Add(10 * fleetTTL)
-	for rd.Do("KEYS", "cloakbrowser-mcp:inst-load:*") != "*1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("A never published its browser pool counts to Redis")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 10*fleetTTL, "A to publish its browser pool counts to Redis", func() (bool, string) {
+		keys := rd.Do("KEYS", "cloakbrowser-mcp:inst-load:*")
+		return keys == "*1", "KEYS inst-load:* = " + keys
+	})
 	b := inst[1].Connect(t, mcptest.ConnectOptions{Token: tokenB})
 	navigate(t, b, base+"/forms.html")
 	_, epB := poolBrowser(t, b)

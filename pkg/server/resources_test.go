@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 	"github.com/cloakmcp/cloakbrowser-mcp/tools"
 )
@@ -121,13 +123,10 @@ func notFound(t *testing.T, c *client.Client, uri string) {
 // waitChanged waits until count resources/list_changed have arrived.
 func waitChanged(t *testing.T, n *mcptest.Notifications, count int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(n.All(listChanged)) < count {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d resources/list_changed within 10s, want %d; got %s", len(n.All(listChanged)), count, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 10*time.Second, fmt.Sprintf("%d resources/list_changed", count), func() (bool, string) {
+		got := len(n.All(listChanged))
+		return got >= count, fmt.Sprintf("%d arrived; got %s", got, n)
+	})
 }
 
 // TestResourcesPerSessionHTTP: over Streamable HTTP with two tokens, a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 )
 
@@ -49,17 +50,10 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 	if err := syscall.Kill(c.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testtier.EventuallyState(t, 10*time.Second, "the server's processes to end after its SIGKILL", func() (bool, string) {
 		alive := proctree.Remaining(tree, started) // the killed server reads as gone once a zombie
-		if len(alive) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alive 10 s after the server's SIGKILL:%s", describeProcs(alive))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(alive) == 0, "alive:" + describeProcs(alive)
+	})
 	for _, dir := range left {
 		if _, err := os.Stat(dir); err != nil {
 			t.Fatalf("%s went with the killed server (%v): nothing left to sweep", dir, err)
@@ -68,22 +62,15 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 
 	// The next server sweeps at start.
 	mcptest.StartBinary(t, mcptest.Binary(t), opts)
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testtier.EventuallyState(t, 10*time.Second, "the next server's start to sweep what the killed one left", func() (bool, string) {
 		var stale []string
 		for _, dir := range left {
 			if _, err := os.Lstat(dir); err == nil {
 				stale = append(stale, dir)
 			}
 		}
-		if len(stale) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the next server's start left %v (is the sweep called in server.New, and session.WriteOwnerMarker where the profile is made?)", stale)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(stale) == 0, fmt.Sprintf("%v left (is the sweep called in server.New, and session.WriteOwnerMarker where the profile is made?)", stale)
+	})
 }
 
 func procCmdline(pid int) string {

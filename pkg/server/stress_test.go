@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -331,13 +332,10 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 		t.FailNow()
 	}
 	t.Logf("client and server closed in %v", time.Since(closeStart).Round(time.Millisecond))
-	deadline := time.Now().Add(10 * time.Second)
-	for pids := procsUnder(tmp); len(pids) != 0; pids = procsUnder(tmp) {
-		if time.Now().After(deadline) {
-			t.Fatalf("browser processes left after close: %v", pids)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 10*time.Second, "the browser processes to end after close", func() (bool, string) {
+		pids := procsUnder(tmp)
+		return len(pids) == 0, fmt.Sprintf("processes %v", pids)
+	})
 	if m := profilesIn(tmp); len(m) != 0 {
 		t.Fatalf("temp profiles left after close: %v", m)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/smoke"
 )
 
@@ -242,13 +243,10 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(stderr.String(), "› 1 browser_navigate") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first step never finished:\n%s", stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testtier.EventuallyState(t, 2*time.Minute, "the first step to finish", func() (bool, string) {
+		out := stderr.String()
+		return strings.Contains(out, "› 1 browser_navigate"), "stderr:\n" + out
+	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
