@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 func TestDiscoveryRewrite(t *testing.T) {
@@ -193,7 +195,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 	c := httpClient(t)
 
 	first := goGet(c, discovery+"/json/version")
-	eventually(t, 5*time.Second, "the first request to be in flight", func() bool { return tp.Stats().ActiveRequests == 1 })
+	testtier.Eventually(t, 5*time.Second, "the first request to be in flight", func() bool { return tp.Stats().ActiveRequests == 1 })
 
 	res := do(t, c, "GET", discovery+"/json/version", "", "")
 	if res.status != http.StatusServiceUnavailable || errorCode(t, res.body) != codeLimit || res.header.Get("Retry-After") == "" {
@@ -203,7 +205,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 	if r := <-first; r.err != nil || r.status != http.StatusOK {
 		t.Fatalf("first request: %v %d %s", r.err, r.status, r.body)
 	}
-	eventually(t, 5*time.Second, "no request in flight", func() bool { return tp.Stats().ActiveRequests == 0 })
+	testtier.Eventually(t, 5*time.Second, "no request in flight", func() bool { return tp.Stats().ActiveRequests == 0 })
 }
 
 func TestHeaderLimit(t *testing.T) {

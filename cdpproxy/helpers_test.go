@@ -387,15 +387,3 @@ func echoOnce(t *testing.T, c *websocket.Conn, typ websocket.MessageType, msg []
 	}
 	return rt, b
 }
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+
 	"github.com/coder/websocket"
 )
 
@@ -155,7 +157,7 @@ func TestRevokeInvalidatesCapability(t *testing.T) {
 	tp.Revoke()
 	// Revoke drops the browser side before it returns; the fake may need a
 	// moment to notice.
-	eventually(t, 2*time.Second, "the browser side to close", func() bool { return fb.wsOpen.Load() == 0 })
+	testtier.Eventually(t, 2*time.Second, "the browser side to close", func() bool { return fb.wsOpen.Load() == 0 })
 	code, reason := readClose(t, conn, 3*time.Second)
 	if code != websocket.StatusGoingAway || reason != reasonBrowserGone {
 		t.Fatalf("client saw close %d %q; want 1001 %q", code, reason, reasonBrowserGone)
@@ -170,7 +172,7 @@ func TestRevokeInvalidatesCapability(t *testing.T) {
 	if _, resp, err := dialWS(t, wsURL(discovery, "/devtools/page/ABC"), nil); err == nil || resp == nil || resp.StatusCode != 404 {
 		t.Fatalf("revoked WebSocket URL: %v", err)
 	}
-	eventually(t, 5*time.Second, "no active connections", func() bool { return tp.Stats().ActiveConnections == 0 })
+	testtier.Eventually(t, 5*time.Second, "no active connections", func() bool { return tp.Stats().ActiveConnections == 0 })
 	tp.Revoke() // idempotent
 }
 
@@ -180,7 +182,7 @@ func TestRevokeCancelsInFlightHTTP(t *testing.T) {
 	tp := newTestProxy(t, Config{})
 	discovery := tp.publish(t, fb)
 	got := goGet(httpClient(t), discovery+"/json/version")
-	eventually(t, 5*time.Second, "the request to be in flight", func() bool { return tp.Stats().ActiveRequests == 1 })
+	testtier.Eventually(t, 5*time.Second, "the request to be in flight", func() bool { return tp.Stats().ActiveRequests == 1 })
 	tp.Revoke()
 	select {
 	case res := <-got:
@@ -308,7 +310,7 @@ func TestLogsNeverHoldCapability(t *testing.T) {
 	}
 	_, _, _ = dialWS(t, wsURL(discovery, "/devtools/page/ABC"), nil) // over the limit: logged
 	_ = conn.Close(websocket.StatusNormalClosure, "")
-	eventually(t, 5*time.Second, "the socket to close", func() bool { return tp.Stats().ActiveConnections == 0 })
+	testtier.Eventually(t, 5*time.Second, "the socket to close", func() bool { return tp.Stats().ActiveConnections == 0 })
 	tp.Revoke()
 
 	logs := tp.logs.all()
@@ -381,7 +383,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 		_ = c.Close()
 		t.Fatal("listener still accepts after Close")
 	}
-	eventually(t, 2*time.Second, "the browser sockets to close", func() bool { return fb.wsOpen.Load() == 0 })
+	testtier.Eventually(t, 2*time.Second, "the browser sockets to close", func() bool { return fb.wsOpen.Load() == 0 })
 
 	lease.Release()
 	again, err := leaser.Lease(context.Background())
@@ -399,7 +401,7 @@ func TestCloseDropsUncooperativeClients(t *testing.T) {
 	if _, _, err := dialWS(t, wsURL(discovery, "/devtools/page/ABC"), nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "the relay to start", func() bool { return fb.wsOpen.Load() == 1 })
+	testtier.Eventually(t, 2*time.Second, "the relay to start", func() bool { return fb.wsOpen.Load() == 1 })
 	start := time.Now()
 	if err := tp.Close(); err != nil {
 		t.Fatal(err)

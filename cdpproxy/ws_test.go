@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+
 	"github.com/coder/websocket"
 )
 
@@ -59,7 +61,7 @@ func TestWebSocketRoundTrip(t *testing.T) {
 			case <-time.After(3 * time.Second):
 				t.Fatal("the client's close did not reach the browser")
 			}
-			eventually(t, 3*time.Second, "the relay to end", func() bool { return tp.Stats().ActiveConnections == 0 })
+			testtier.Eventually(t, 3*time.Second, "the relay to end", func() bool { return tp.Stats().ActiveConnections == 0 })
 		})
 	}
 	fb.origins.Range(func(k, _ any) bool {
@@ -84,7 +86,7 @@ func TestWebSocketLimit(t *testing.T) {
 	if got := tp.Stats().ActiveConnections; got != DefaultMaxWebSockets {
 		t.Fatalf("ActiveConnections %d; want %d", got, DefaultMaxWebSockets)
 	}
-	eventually(t, 3*time.Second, "the browser to see 8 sockets", func() bool { return fb.wsOpen.Load() == DefaultMaxWebSockets })
+	testtier.Eventually(t, 3*time.Second, "the browser to see 8 sockets", func() bool { return fb.wsOpen.Load() == DefaultMaxWebSockets })
 	browserRequests := fb.requests.Load()
 
 	_, resp, err := dialWS(t, url, nil)
@@ -105,7 +107,7 @@ func TestWebSocketLimit(t *testing.T) {
 	// The others still work, and a freed slot is reusable.
 	echoOnce(t, open[0], websocket.MessageText, []byte("still here"))
 	_ = open[1].Close(websocket.StatusNormalClosure, "")
-	eventually(t, 3*time.Second, "a slot to free", func() bool { return tp.Stats().ActiveConnections < DefaultMaxWebSockets })
+	testtier.Eventually(t, 3*time.Second, "a slot to free", func() bool { return tp.Stats().ActiveConnections < DefaultMaxWebSockets })
 	conn, _, err := dialWS(t, url, nil)
 	if err != nil {
 		t.Fatalf("after a close: %v", err)
@@ -149,8 +151,8 @@ func TestWebSocketCloseCodes(t *testing.T) {
 			if code != tt.wantCode || (tt.wantReason != "" && reason != tt.wantReason) {
 				t.Fatalf("close %d %q; want %d %q", code, reason, tt.wantCode, tt.wantReason)
 			}
-			eventually(t, 3*time.Second, "the relay to end", func() bool { return tp.Stats().ActiveConnections == 0 })
-			eventually(t, 3*time.Second, "the browser side to close", func() bool { return fb.wsOpen.Load() == 0 })
+			testtier.Eventually(t, 3*time.Second, "the relay to end", func() bool { return tp.Stats().ActiveConnections == 0 })
+			testtier.Eventually(t, 3*time.Second, "the browser side to close", func() bool { return fb.wsOpen.Load() == 0 })
 		})
 	}
 }

@@ -257,15 +257,7 @@ func (p *proc) close() (left []proctree.Proc, tmpLeft []string) {
 }
 
 // resultText joins the text parts of a tool result, as an agent reads them.
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+func resultText(res *mcp.CallToolResult) string { return embed.ResultOf(res).Text }
 
 // save writes a call to the dump directory.
 func (p *proc) save(name string, args map[string]any, r callResult) {

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -249,16 +248,8 @@ func (c *Client) TryCall(name string, args map[string]any) (string, error) {
 	return Text(res), nil
 }
 
-// Text joins the text parts of a result.
-func Text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+// Text joins the text parts of a result (embed.ResultOf).
+func Text(res *mcp.CallToolResult) string { return embed.ResultOf(res).Text }
 
 // Chromium returns the system Chromium used by integration tests, failing
 // the test with how to install it when it is missing.

@@ -189,10 +189,12 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (*R
 	if err != nil {
 		return nil, fmt.Errorf("call %s: %w", tool, err)
 	}
-	return newResult(res), nil
+	return ResultOf(res), nil
 }
 
-func newResult(res *mcp.CallToolResult) *Result {
+// ResultOf is the Result of a tool's answer as mcp-go decoded it (its text
+// parts joined as an agent reads them, its images decoded).
+func ResultOf(res *mcp.CallToolResult) *Result {
 	r := &Result{IsError: res.IsError, Raw: res}
 	var parts []string
 	for _, c := range res.Content {
