@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests need, then runs every
-# tier and says how long each part took.
+# The README's test command: installs what the tests need, then runs both
+# test tiers, and says how long each part took.
 #
 #   deps      Debian's chromium, redis-server, Node.js >= 20 (.ci/deps) and the
 #             Playwright driver through the project's own install path
 #   lint      gofmt, go vet, go.mod/go.sum tidy
 #   unit      go test -race -short ./... : no browser, no driver, no npm (a
 #             tripwire fails any test that reaches them; internal/testtier)
-#   browser   go test ./... without -short and without the race detector:
-#             real Chromium through real MCP clients; pkg/server's tests run in
-#             $SHARDS concurrent processes (each with one shared driver), the
-#             other packages beside them
-#   race      the concurrency and stress tests ($RACE_TESTS) again, with the
-#             race detector
+#   browser   go test -race ./... : real Chromium through real MCP clients;
+#             pkg/server's tests run in $SHARDS concurrent processes (each with
+#             one shared driver), the other packages beside them
 #   conformance  the official MCP conformance suite over Streamable HTTP
 #
-# deps (apt, npm) and the conformance suite's npm install run in the
-# background while lint, the unit tier and the browser tier's build use the
-# CPU; conformance runs beside the race tier.
+# Everything is built once, with the race detector (vet too): a second,
+# plain build of the whole graph costs more on a 2-core machine than the
+# detector costs the browser tier, and the concurrency and stress tests need
+# it anyway. deps (apt, npm) and the conformance suite's npm install run in
+# the background while lint and the unit tier use the CPU.
 #
 # Comparisons with @playwright/mcp read its recorded output (testdata/upstream);
 # `go tool -modfile=tools.mod task upstream` re-records it from the real one.
@@ -29,7 +28,6 @@ cd "$(dirname "$0")/.."
 shards=${SHARDS:-3}
 timeout=${GO_TEST_TIMEOUT:-15m}
 server=./pkg/server
-RACE_TESTS='Stress|Churn|Concurrent|Cancel|Flight'
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
@@ -83,7 +81,7 @@ lint() {
     echo "gofmt: the files above need formatting" >&2
     return 1
   fi
-  go vet ./...
+  go vet -race ./...
   if ! d=$(go mod tidy -diff); then
     printf '%s\n' "$d"
     echo "go.mod/go.sum are not tidy: run go mod tidy" >&2
@@ -112,7 +110,7 @@ declare -A weight=(
 # have ended.
 browser() {
   local tests others pids=() names=() status=0 i t
-  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "^Test.*($RACE_TESTS)" |
+  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' |
     while read -r t; do echo "${weight[$t]:-4} $t"; done | sort -rn | cut -d' ' -f2)
   if [ ${#tests[@]} -eq 0 ]; then
     echo "no tests listed in $server" >&2
@@ -127,10 +125,10 @@ browser() {
     lists[min]+="${lists[min]:+|}$t"
   done
   others=$(go list ./... | grep -vx "github.com/cloakmcp/cloakbrowser-mcp/pkg/server")
-  go test -count=1 -timeout "$timeout" -skip "^Test.*($RACE_TESTS)" "$@" $others >"$logs/others" 2>&1 &
+  go test -race -count=1 -timeout "$timeout" "$@" $others >"$logs/others" 2>&1 &
   pids+=($!) names+=(others)
   for ((i = 0; i < shards; i++)); do
-    go test -count=1 -timeout "$timeout" -run "^(${lists[i]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
+    go test -race -count=1 -timeout "$timeout" -run "^(${lists[i]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
     pids+=($!) names+=("server-$i")
   done
   for i in "${!pids[@]}"; do
@@ -143,8 +141,6 @@ browser() {
   echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them"
   return $status
 }
-
-race() { go test -race -count=1 -timeout "$timeout" -run "^Test.*($RACE_TESTS)" "$@" ./...; }
 
 conformance_install() {
   if [ "${SKIP_CONFORMANCE:-}" = 1 ]; then return 0; fi
@@ -160,17 +156,13 @@ conformance() {
 }
 
 # What the tests need comes over the network and the disk (apt, npm) while
-# the CPU compiles and runs what needs only Go: lint, the unit tier, and the
-# browser tier's test binaries.
+# the CPU builds and runs what needs only Go: lint and the unit tier.
 background deps deps
 background conformance_install conformance_install
 timed lint lint || fail lint
 timed unit unit || fail unit
-timed build go test -count=1 -run '^$' ./... >/dev/null || fail "build (go test -run '^\$' ./...)"
 join deps
 timed browser browser "$@" || fail browser
 join conformance_install
-background conformance conformance
-timed race race "$@" || fail race
-join conformance
+timed conformance conformance || fail conformance
 summary
