@@ -31,6 +31,7 @@ type Redis struct {
 // (.ci/deps installs it).
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
+	BrowserTier(t) // a service the unit tier does not start (.ci/deps may still be installing it)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not installed: apt-get install -y redis-server (.ci/deps does)")
 	}

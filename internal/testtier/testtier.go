@@ -1,11 +1,12 @@
 // Package testtier holds the rules of this module's two test tiers, for every
 // package's TestMain.
 //
-//   - The unit tier, `go test -short ./...`, starts no browser, no driver
-//     and no npm install: a test that needs them calls BrowserTier (the
-//     helpers in internal/mcptest do), which skips it; Main puts a tripwire
-//     in front of node, npm and Chromium that fails the test binary if
-//     anything reaches them anyway.
+//   - The unit tier, `go test -short ./...`, starts no browser, no driver,
+//     no npm install and no service (redis-server): a test that needs them
+//     calls BrowserTier (the helpers in internal/mcptest do), which skips
+//     it; Main puts a tripwire in front of node, npm, Chromium and
+//     redis-server that fails the test binary if anything reaches them
+//     anyway.
 //   - The browser tier (no -short) runs everything; helpers that share one
 //     Playwright driver per test binary register its stop with AtEnd.
 //
@@ -30,7 +31,7 @@ import (
 func BrowserTier(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("browser tier: needs Chromium and the Playwright driver (run without -short)")
+		t.Skip("browser tier: needs Chromium, the Playwright driver, npm or redis-server (run without -short)")
 	}
 }
 
@@ -59,7 +60,7 @@ func runAtEnd() {
 }
 
 // tripwireNames are the programs the unit tier must never start.
-var tripwireNames = []string{"node", "npm", "npx", "chromium", "chromium-browser", "google-chrome", "chrome"}
+var tripwireNames = []string{"node", "npm", "npx", "chromium", "chromium-browser", "google-chrome", "chrome", "redis-server"}
 
 // tripwireEnv are variables that name a browser or node directly; the unit
 // tier points them at the tripwire too.
