@@ -91,18 +91,21 @@ lint() {
 
 unit() { go test -race -short -count=1 -timeout 5m ./...; }
 
-# weight is a test's rough wall time in seconds on a busy 2-core machine
-# (go test -v of the browser tier), for spreading pkg/server's tests over
-# the shards: heaviest first, each to the least loaded shard. Unlisted: 4.
+# weight is a test's wall time in seconds in the browser tier on a busy
+# 2-core machine (go test -race -v, clean caches), for spreading pkg/server's
+# tests over the shards: heaviest first, each to the least loaded shard.
+# Unlisted: 4. Refresh it from a `bash scripts/test.sh -v` log when tests
+# change much.
 declare -A weight=(
-  [TestHostilePagesDoNotStall]=47 [TestBadInputMegabyteArguments]=43 [TestSnapshotContent]=40
-  [TestSnapshotModes]=31 [TestDropinIdleTimeout]=22 [TestCodegenMatchesUpstream]=22 [TestFamilies]=21
-  [TestDockerfile]=19 [TestDropinFilePaths]=16 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=14
-  [TestPoolLoadFleetWide]=14 [TestCodegenLanguages]=14 [TestPoolSpreadAndFailover]=14 [TestImageResponses]=13
-  [TestFileToolsConfined]=13 [TestMCPLoggingAndProgress]=13 [TestFleetAnyInstanceServesAnySession]=13
-  [TestFilesPerPrincipal]=12 [TestHTTPContextIsolation]=12 [TestCDPHTTPSessions]=11 [TestStdioBinaryEndToEnd]=11
-  [TestFleetRedisDown]=11 [TestResourcesPerSessionHTTP]=10 [TestFamiliesBadInput]=10
-  [TestActionResponsesShowEveryChange]=10 [TestEveryCoreTool]=14 [TestSnapshotMatchesUpstream]=10
+  [TestBadInputMegabyteArguments]=224 [TestHTTPSessionChurnWithBrowsers]=79 [TestSnapshotModes]=69
+  [TestStressPopupsDialogsTabs]=60 [TestHostilePagesDoNotStall]=52
+  [TestHTTPSessionChurnWithBrowsersIsolated]=28 [TestSnapshotContent]=27 [TestDropinIdleTimeout]=22
+  [TestCodegenMatchesUpstream]=20 [TestImageResponses]=16 [TestFileToolsConfined]=15
+  [TestMCPLoggingAndProgress]=13 [TestCDPFilePolicy]=12 [TestCancelHTTP]=12 [TestPoolSpreadAndFailover]=11
+  [TestResourcesStdio]=11 [TestEveryCoreTool]=10 [TestCancelStdio]=10 [TestCDPHTTPSessions]=10
+  [TestBadInputConfigFileType]=10 [TestFamilies]=10 [TestActionResponsesShowEveryChange]=9
+  [TestCodegenLanguages]=9 [TestDropinFilePaths]=9 [TestPoolLoadFleetWide]=9 [TestBadInputShortErrors]=9
+  [TestResourcesPerSessionHTTP]=8 [TestSnapshotMatchesUpstream]=8
 )
 
 # browser runs pkg/server's top-level tests in $shards processes and the
