@@ -32,7 +32,6 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
 t0=$(date +%s)
-timings=()
 # timed name cmd…: runs cmd, records how long it took, and returns its status.
 timed() {
   local name=$1 s rc=0
@@ -40,7 +39,7 @@ timed() {
   s=$(date +%s)
   echo "--- $name (at $((s - t0))s)" >&2
   "$@" || rc=$?
-  echo "$(printf '%-12s %4ss  (from %ss)  exit %s' "$name" $(($(date +%s) - s)) $((s - t0)) "$rc")" >>"$logs/timings"
+  printf '%-12s %4ss  (from %ss)  exit %s\n' "$name" $(($(date +%s) - s)) $((s - t0)) "$rc" >>"$logs/timings"
   return $rc
 }
 summary() {

@@ -62,9 +62,14 @@ type Options struct {
 	Driver *driver.Driver
 }
 
-func (o Options) initTimeout() time.Duration {
-	if o.InitTimeout > 0 {
-		return o.InitTimeout
+func (o Options) initTimeout() time.Duration { return initTimeout(o.InitTimeout) }
+
+func (o ConnectOptions) initTimeout() time.Duration { return initTimeout(o.InitTimeout) }
+
+// initTimeout is d, or DefaultInitTimeout when d is not positive.
+func initTimeout(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
 	return DefaultInitTimeout
 }
@@ -444,11 +449,7 @@ func Connect(ctx context.Context, url string, o ConnectOptions) (*Client, error)
 	mc := client.NewClient(tr, clientOptions(o.ProtocolVersion)...)
 	c := &Client{mcp: mc, log: newTailBuffer(nil), closed: make(chan struct{}), http: tr}
 	c.closeFn = func() error { return ignoreClosed(mc.Close()) }
-	timeout := o.InitTimeout
-	if timeout <= 0 {
-		timeout = DefaultInitTimeout
-	}
-	if err := c.init(ctx, timeout, o.ClientName, o.ProtocolVersion); err != nil {
+	if err := c.init(ctx, o.initTimeout(), o.ClientName, o.ProtocolVersion); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", url, err)
 	}
 	return c, nil
