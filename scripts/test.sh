@@ -7,16 +7,19 @@
 #   lint      gofmt, go vet, go.mod/go.sum tidy
 #   unit      go test -race -short ./... : no browser, no driver, no npm (a
 #             tripwire fails any test that reaches them; internal/testtier)
-#   browser   go test -race ./... : real Chromium through real MCP clients;
-#             pkg/server's tests run in $SHARDS concurrent processes (each with
-#             one shared driver), the other packages beside them
+#   build     the plain (no race detector) test binaries of the browser tier
+#   browser   go test ./... : real Chromium through real MCP clients, each
+#             test binary with one shared driver and one shared browser;
+#             pkg/server's tests run in $SHARDS concurrent processes, the
+#             other packages beside them, and the concurrency and stress
+#             tests (race_tests) under -race beside those
 #   conformance  the official MCP conformance suite over Streamable HTTP
 #
-# Everything is built once, with the race detector (vet too): a second,
-# plain build of the whole graph costs more on a 2-core machine than the
-# detector costs the browser tier, and the concurrency and stress tests need
-# it anyway. deps (apt, npm) and the conformance suite's npm install run in
-# the background while lint and the unit tier use the CPU.
+# The graph is built twice: with the race detector (vet, the unit tier, the
+# race set) and without it (the rest of the browser tier), which is cheaper
+# on a 2-core machine than the detector's cost to the browser tier. deps
+# (apt, npm) and the conformance suite's npm install run in the background
+# while lint and the unit tier use the CPU.
 #
 # Comparisons with @playwright/mcp read its recorded output (testdata/upstream);
 # `go tool -modfile=tools.mod task upstream` re-records it from the real one.
@@ -90,30 +93,38 @@ lint() {
 
 unit() { go test -race -short -count=1 -timeout 5m ./...; }
 
+# build compiles the browser tier's plain test binaries once, before its
+# concurrent go test processes would each compile the same graph.
+build() { go test -count=1 -run '^$' ./... >/dev/null; }
+
+# race_tests are the browser tier's concurrency and stress tests: they run
+# with the race detector (on the unit tier's race build, already compiled);
+# the rest of the browser tier runs without it, where it would only slow the
+# server's Go code (JSON of megabyte arguments, snapshots) several times over.
+race_tests='^(TestStress.*|TestHTTPSessionChurn.*|TestCancel(HTTP|Stdio)|TestCDPKillStress|TestCDPBrowserKilledWithCallsInFlight|TestCDPDriverKilled|TestCDPHTTPSessions|TestSharedBrowserContexts|TestPoolLoadFleetWide|TestFleetOwnerKilled|TestBrowserLossRestartsOnNextCall|TestHTTPSessionCap|TestHTTPSessionQuotaPerPrincipal|TestHTTPOneGETStreamPerSession|TestRestartAfterDeath)$'
+
 # weight is a test's wall time in seconds in the browser tier on a busy
-# 2-core machine (go test -race -v, clean caches), for spreading pkg/server's
-# tests over the shards: heaviest first, each to the least loaded shard.
-# Unlisted: 4. Refresh it from a `bash scripts/test.sh -v` log when tests
-# change much.
+# 2-core machine (go test -json, no race detector), for spreading
+# pkg/server's tests over the shards: heaviest first, each to the least
+# loaded shard. Unlisted: 2. Refresh it from a `go test -json ./pkg/server`
+# run when tests change much.
 declare -A weight=(
-  [TestBadInputMegabyteArguments]=224 [TestHTTPSessionChurnWithBrowsers]=79 [TestSnapshotModes]=69
-  [TestStressPopupsDialogsTabs]=60 [TestHostilePagesDoNotStall]=52
-  [TestHTTPSessionChurnWithBrowsersIsolated]=28 [TestSnapshotContent]=27 [TestDropinIdleTimeout]=22
-  [TestCodegenMatchesUpstream]=20 [TestImageResponses]=16 [TestFileToolsConfined]=15
-  [TestMCPLoggingAndProgress]=13 [TestCDPFilePolicy]=12 [TestCancelHTTP]=12 [TestPoolSpreadAndFailover]=11
-  [TestResourcesStdio]=11 [TestEveryCoreTool]=10 [TestCancelStdio]=10 [TestCDPHTTPSessions]=10
-  [TestBadInputConfigFileType]=10 [TestFamilies]=10 [TestActionResponsesShowEveryChange]=9
-  [TestCodegenLanguages]=9 [TestDropinFilePaths]=9 [TestPoolLoadFleetWide]=9 [TestBadInputShortErrors]=9
-  [TestResourcesPerSessionHTTP]=8 [TestSnapshotMatchesUpstream]=8
+  [TestHostilePagesDoNotStall]=45 [TestSnapshotContent]=29 [TestSnapshotModes]=16 [TestDropinIdleTimeout]=15
+  [TestBadInputMegabyteArguments]=15 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=11
+  [TestMCPLoggingAndProgress]=11 [TestFamilies]=10 [TestCodegenMatchesUpstream]=10
+  [TestActionResponsesShowEveryChange]=9 [TestPoolSpreadAndFailover]=8 [TestHTTPSlowBodies]=6
+  [TestFleetAnyInstanceServesAnySession]=6 [TestFileToolsConfined]=6 [TestCDPFilePolicy]=6
+  [TestSIGKILLLeavesNothingBehind]=5 [TestResourcesPerSessionHTTP]=5 [TestNavigationEconomy]=5
+  [TestHTTPBodyBoundEndsWithTheBody]=5 [TestFleetRedisDown]=5 [TestEveryCoreTool]=5 [TestCDPStdio]=5
 )
 
-# browser runs pkg/server's top-level tests in $shards processes and the
-# other packages in one more, all at once, and prints each log when all
-# have ended.
+# browser runs pkg/server's top-level tests (but the race set) in $shards
+# processes, the other packages' in one more and the race set in one more,
+# all at once, and prints each log when all have ended.
 browser() {
   local tests others pids=() names=() status=0 i t
-  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' |
-    while read -r t; do echo "${weight[$t]:-4} $t"; done | sort -rn | cut -d' ' -f2)
+  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "$race_tests" |
+    while read -r t; do echo "${weight[$t]:-2} $t"; done | sort -rn | cut -d' ' -f2)
   if [ ${#tests[@]} -eq 0 ]; then
     echo "no tests listed in $server" >&2
     return 1
@@ -123,14 +134,16 @@ browser() {
   for t in "${tests[@]}"; do
     local min=0
     for ((i = 1; i < shards; i++)); do if ((load[i] < load[min])); then min=$i; fi; done
-    load[min]=$((load[min] + ${weight[$t]:-4}))
+    load[min]=$((load[min] + ${weight[$t]:-2}))
     lists[min]+="${lists[min]:+|}$t"
   done
   others=$(go list ./... | grep -vx "github.com/cloakmcp/cloakbrowser-mcp/pkg/server")
-  go test -race -count=1 -timeout "$timeout" "$@" $others >"$logs/others" 2>&1 &
+  go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" ./... >"$logs/race" 2>&1 &
+  pids+=($!) names+=(race)
+  go test -count=1 -timeout "$timeout" -skip "$race_tests" "$@" $others >"$logs/others" 2>&1 &
   pids+=($!) names+=(others)
   for ((i = 0; i < shards; i++)); do
-    go test -race -count=1 -timeout "$timeout" -run "^(${lists[i]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
+    go test -count=1 -timeout "$timeout" -run "^(${lists[i]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
     pids+=($!) names+=("server-$i")
   done
   for i in "${!pids[@]}"; do
@@ -140,7 +153,7 @@ browser() {
     cat "$logs/${names[$i]}"
     if [ "$rc" != 0 ]; then status=1; fi
   done
-  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them"
+  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them, the race set ($race_tests) under -race"
   return $status
 }
 
@@ -163,6 +176,7 @@ background deps deps
 background conformance_install conformance_install
 timed lint lint || fail lint
 timed unit unit || fail unit
+timed build build || fail build
 join deps
 timed browser browser "$@" || fail browser
 join conformance_install

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type SharedBrowser struct {
 	cfg    Config
 	log    zerolog.Logger
 	marker string
+	env    map[string]string // the browser's, taken at NewSharedBrowser
 
 	ctx      context.Context // ends at Close; launches run under it
 	cancel   context.CancelFunc
@@ -56,12 +58,14 @@ type sharedProc struct {
 
 // NewSharedBrowser returns a shared browser launched with cfg (binary,
 // headless, sandbox, extra args, fingerprint seed) on first use.
-// cfg.UserDataDir is not used: contexts keep nothing on disk.
+// cfg.UserDataDir is not used: contexts keep nothing on disk. The browser's
+// environment (TMPDIR among it) is the process's now: the browser outlives
+// whichever session first asks for it.
 func NewSharedBrowser(drv *driver.Driver, cfg Config) *SharedBrowser {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
-	return &SharedBrowser{drv: drv, cfg: cfg, log: cfg.Log.With().Str("browser", "shared").Logger(), marker: hex.EncodeToString(b[:]), ctx: ctx, cancel: cancel}
+	return &SharedBrowser{drv: drv, cfg: cfg, log: cfg.Log.With().Str("browser", "shared").Logger(), marker: hex.EncodeToString(b[:]), env: browserEnv(), ctx: ctx, cancel: cancel}
 }
 
 func (p *sharedProc) isLost() bool {
@@ -134,7 +138,7 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 		Headless:          playwright.Bool(b.cfg.Headless),
 		Args:              append(b.cfg.Args(bin), marker),
 		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
-		Env:               browserEnv(),
+		Env:               b.env,
 		Timeout:           playwright.Float(float64(b.cfg.launchTimeout().Milliseconds())),
 	}
 	start := time.Now()
@@ -215,6 +219,34 @@ func (b *SharedBrowser) newContext(ctx context.Context, cfg Config) (playwright.
 		return nil, fmt.Errorf("new browser context: %w", ctx.Err())
 	}
 	return bc, nil
+}
+
+// Fits reports whether a session configured with cfg may take a context in
+// b instead of launching a browser of its own, and lose nothing by it: cfg
+// runs the same binary with the same command line and the same launch
+// options, keeps no profile on disk and attaches to no other browser. A
+// binary that cannot be resolved does not fit.
+func (b *SharedBrowser) Fits(ctx context.Context, cfg Config) bool {
+	if cfg.UserDataDir != "" || cfg.CDPEndpoint != "" || cfg.Endpoint != "" || cfg.PickEndpoint != nil ||
+		cfg.Context.Proxy != nil || cfg.Headless != b.cfg.Headless || cfg.ResolveBinary == nil || b.cfg.ResolveBinary == nil ||
+		!launchOptionsEqual(cfg.Launch, b.cfg.Launch) {
+		return false
+	}
+	mine, err := b.cfg.ResolveBinary(ctx)
+	if err != nil {
+		return false
+	}
+	theirs, err := cfg.ResolveBinary(ctx)
+	if err != nil {
+		return false
+	}
+	return mine.BinaryPath == theirs.BinaryPath && mine.Engine == theirs.Engine &&
+		slices.Equal(b.cfg.Args(mine), cfg.Args(theirs))
+}
+
+func launchOptionsEqual(a, b LaunchOptions) bool {
+	return a.Channel == b.Channel && a.SlowMo == b.SlowMo && slices.Equal(a.IgnoreDefaultArgs, b.IgnoreDefaultArgs) &&
+		len(a.Env) == 0 && len(b.Env) == 0
 }
 
 // PIDs lists the processes of the current shared browser (none before the

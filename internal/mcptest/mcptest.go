@@ -100,6 +100,11 @@ type Options struct {
 	// Config is used by StartInProcess; if nil, Args are parsed like the
 	// binary would parse them.
 	Config *config.Config
+	// OwnBrowser makes a StartInProcess server launch a browser of its own
+	// even when it could open a context in the test binary's shared browser
+	// (SharedBrowser): for tests of the launch path, of the browser's
+	// processes, or that kill or crash the browser.
+	OwnBrowser bool
 }
 
 // Client is an initialized MCP client connected to a test server: the
@@ -181,17 +186,23 @@ func StartBinary(t testing.TB, bin string, o Options) *Client {
 }
 
 // StartInProcess runs the server in this process (embed.Start), on the
-// test binary's shared Playwright driver, connected over pipes through the
-// same stdio code path as the binary.
+// test binary's shared Playwright driver and, where its launch settings
+// allow, in a fresh context of the shared browser (SharedBrowser; see
+// Options.OwnBrowser), connected over pipes through the same stdio code
+// path as the binary.
 func StartInProcess(t testing.TB, o Options) *Client {
 	t.Helper()
 	stderr := &SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var shared *session.SharedBrowser
+	if !o.OwnBrowser {
+		shared = SharedBrowser(t)
+	}
 	start := time.Now()
 	e, err := embed.Start(ctx, embed.Options{
 		Args: o.Args, Config: o.Config, Log: stderr, ProtocolVersion: o.ProtocolVersion,
-		ClientName: "mcptest", Driver: SharedDriver(t),
+		ClientName: "mcptest", Driver: SharedDriver(t), Browser: shared,
 	})
 	if err != nil {
 		t.Fatalf("%v\nserver log:\n%s", err, Tail(stderr.String(), 8000))

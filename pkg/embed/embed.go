@@ -23,6 +23,7 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // DefaultInitTimeout bounds starting a server and its initialize handshake
@@ -60,6 +61,12 @@ type Options struct {
 	// that runs many servers starts one driver (driver.Start) and passes it
 	// to each. If nil, each server starts and stops its own.
 	Driver *driver.Driver
+	// Browser is a browser a Start server's session opens a fresh context
+	// in instead of launching its own browser, when the server's launch
+	// settings are the browser's (server.Options.Browser); it stays running
+	// when the server closes. Make it with session.NewSharedBrowser on the
+	// same Driver, and close it after the servers that use it.
+	Browser *session.SharedBrowser
 }
 
 func (o Options) initTimeout() time.Duration { return initTimeout(o.InitTimeout) }
@@ -323,7 +330,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 			return nil, fmt.Errorf("server flags: unexpected argument %q", rest[0])
 		}
 	}
-	s, err := server.New(cfg, server.Options{Log: log, Driver: o.Driver})
+	s, err := server.New(cfg, server.Options{Log: log, Driver: o.Driver, Browser: o.Browser})
 	if err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}

@@ -41,6 +41,14 @@ type Options struct {
 	// driver process. The server leaves it running on Close. If nil, the
 	// server starts its own driver and stops it on Close.
 	Driver *driver.Driver
+	// Browser is a browser to share: several servers in one process (tests,
+	// an embedding program that runs many short sessions) then share one
+	// browser process. The stdio session opens a fresh context in it, as an
+	// HTTP session does in "context" isolation, when its launch settings are
+	// the browser's (session.SharedBrowser.Fits) and no CDP endpoint is
+	// published; otherwise it launches its own. The server leaves it
+	// running on Close. If nil, the stdio session launches its own browser.
+	Browser *session.SharedBrowser
 }
 
 // Server is a configured MCP server with its driver, binary and sessions.
@@ -322,7 +330,15 @@ func (s *Server) newStdioSession() (*session.Session, error) {
 		return sess, nil
 	}
 	s.mu.Unlock()
-	sess := session.New("stdio", s.drv, s.sessionConfig())
+	sc := s.sessionConfig()
+	if b := s.opts.Browser; b != nil && !s.cfg.CDP.Enabled {
+		ctx, cancel := context.WithTimeout(s.life, time.Minute)
+		if b.Fits(ctx, sc) {
+			sc.Shared = b
+		}
+		cancel()
+	}
+	sess := session.New("stdio", s.drv, sc)
 	if s.cfg.CDP.Enabled {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := s.enableCDP(ctx, sess)

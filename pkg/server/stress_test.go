@@ -234,7 +234,7 @@ func TestStressPopupsDialogsTabs(t *testing.T) {
 	}
 	t.Logf("seed %d (rerun with -args -stress.seed=%d)", seed, seed)
 
-	c, out := inProcess(t, "--timeout-action", "3000", "--timeout-navigation", "8000")
+	c, out := inProcessOwnBrowser(t, "--timeout-action", "3000", "--timeout-navigation", "8000")
 	tmp := filepath.Dir(out)
 	srv := httptest.NewServer(http.FileServer(http.Dir("../../testdata/stress")))
 	t.Cleanup(srv.Close)

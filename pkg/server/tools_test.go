@@ -30,7 +30,23 @@ func toolPages(t *testing.T) *httptest.Server {
 }
 
 // inProcess starts a server in this process, isolated like serverEnv.
+// inProcess starts an in-process server with extra flags, its output dir
+// under a temp dir of the test's own, and returns the client and that dir.
+// Its session opens a context in the test binary's shared browser when the
+// flags allow (mcptest.SharedBrowser); inProcessOwnBrowser launches one.
 func inProcess(t *testing.T, extra ...string) (*mcptest.Client, string) {
+	t.Helper()
+	return startInProcess(t, mcptest.Options{}, extra...)
+}
+
+// inProcessOwnBrowser is inProcess with a browser of the server's own: for
+// tests of its processes, profile or loss.
+func inProcessOwnBrowser(t *testing.T, extra ...string) (*mcptest.Client, string) {
+	t.Helper()
+	return startInProcess(t, mcptest.Options{OwnBrowser: true}, extra...)
+}
+
+func startInProcess(t *testing.T, o mcptest.Options, extra ...string) (*mcptest.Client, string) {
 	t.Helper()
 	mcptest.Chromium(t)
 	_, tmp := serverEnv(t)
@@ -38,7 +54,8 @@ func inProcess(t *testing.T, extra ...string) (*mcptest.Client, string) {
 	t.Setenv("CLOAKBROWSER_CACHE_DIR", filepath.Join(tmp, "cache"))
 	out := filepath.Join(tmp, "out")
 	args := append([]string{"--no-download", "--output-dir", out}, extra...)
-	c := mcptest.StartInProcess(t, mcptest.Options{Args: args})
+	o.Args = args
+	c := mcptest.StartInProcess(t, o)
 	return c, out
 }
 
