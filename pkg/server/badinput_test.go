@@ -279,6 +279,7 @@ func TestBadInputTypeSlowlyTimeout(t *testing.T) {
 // TestBadInputConfigFileType: a config file with a wrong type stops the
 // binary with the key, the type it takes and the value.
 func TestBadInputConfigFileType(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	dir := t.TempDir()
 	p := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(p, []byte(`{"browser": {"isolated": "yes"}}`), 0o600); err != nil {

@@ -204,6 +204,7 @@ func TestDropinEveryUpstreamFlag(t *testing.T) {
 // TestDropinBadInput: a value of the wrong shape refuses to start, naming
 // the flag, the value and what is accepted; an unknown flag suggests one.
 func TestDropinBadInput(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	bin := mcptest.Binary(t)
 	env, _ := serverEnv(t)
 	env = append(os.Environ(), env...)

@@ -293,6 +293,7 @@ func TestHTTPContextIsolation(t *testing.T) {
 // environment: the token never reaches the log, and SIGTERM closes the
 // open session's browser.
 func TestHTTPBinary(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	mcptest.Chromium(t)
 	pages := statePages(t).URL
 	env, tmp := serverEnv(t)

@@ -43,6 +43,7 @@ func logWith(text string) func(mcp.JSONRPCNotification) bool {
 // log notifications filtered by the client's level, setLevel's bad input,
 // and progress notifications only for a call that asks for them.
 func TestMCPLoggingAndProgress(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	mcptest.Chromium(t)
 	srv := consolePage(t)
 	env, tmp := serverEnv(t)

@@ -170,6 +170,7 @@ func TestPoolLoadFleetWide(t *testing.T) {
 // each other: the owner accepts the advertised host a forwarded request
 // carries, and still refuses other hosts.
 func TestFleetWildcardBindAdvertised(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	rd := mcptest.StartRedis(t)
 	env, _ := serverEnv(t)
 	var inst []*mcptest.HTTPServer

@@ -290,6 +290,7 @@ func TestResourcesPerSessionHTTP(t *testing.T) {
 // to their files; a screenshot without a filename (its image is inline)
 // is not one.
 func TestResourcesStdio(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	mcptest.Chromium(t)
 	env, tmp := serverEnv(t)
 	out := filepath.Join(tmp, "out")

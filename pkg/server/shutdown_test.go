@@ -93,6 +93,7 @@ func (r *rawServer) initialize(t *testing.T) {
 }
 
 func TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	mcptest.Chromium(t)
 	srv := pages(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, 0} {

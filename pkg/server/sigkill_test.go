@@ -22,6 +22,7 @@ import (
 // not remove (its profile, its driver's TMPDIR) go at the next server's
 // start.
 func TestSIGKILLLeavesNothingBehind(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	mcptest.Chromium(t)
 	srv := pages(t)
 	env, tmp := serverEnv(t)

@@ -55,6 +55,7 @@ func refFor(t *testing.T, snapshot, what string) string {
 }
 
 func TestStdioBinaryEndToEnd(t *testing.T) {
+	t.Parallel() // its own server process, no process-wide state
 	mcptest.Chromium(t)
 	srv := pages(t)
 	env, tmp := serverEnv(t)
