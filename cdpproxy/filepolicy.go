@@ -95,13 +95,7 @@ func validCut(s string, i int) bool { return i >= len(s) || s[i]&0xC0 != 0x80 }
 // trailing control characters and spaces are dropped and tabs and line
 // breaks removed anywhere, so " fi\tle:///" is a file: URL here too.
 func checkURL(raw string) error {
-	s := strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return -1
-		}
-		return r
-	}, raw)
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	s := cleanURL(raw)
 	if s == "" {
 		return nil
 	}
