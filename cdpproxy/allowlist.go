@@ -79,8 +79,8 @@ var refusedDomains = map[string]string{
 // methodRefusal is the refusal of a method that is not on the allowlist,
 // or nil if it is.
 func methodRefusal(method string) *refusal {
-	domain, _, _ := strings.Cut(method, ".")
-	if allowedDomains[domain] || allowedMethods[method] {
+	domain, name, _ := strings.Cut(method, ".")
+	if name != "" && allowedDomains[domain] || allowedMethods[method] {
 		return nil
 	}
 	why := refusedMethods[method]

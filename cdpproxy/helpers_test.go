@@ -31,7 +31,7 @@ type fakeBrowser struct {
 	gate     chan struct{}
 	gated    atomic.Bool // /json/version waits on gate
 	wsOpen   atomic.Int64
-	actedOn  atomic.Int64 // /json/activate and /json/close calls answered
+	actedOn  atomic.Int64              // /json/activate and /json/close calls answered
 	closes   chan websocket.StatusCode // close codes the echo saw from the proxy
 }
 
