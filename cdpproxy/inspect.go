@@ -52,10 +52,11 @@ type lookupFunc func() error
 // the sessions the browser attached on it, so that those of privileged
 // targets stay hidden.
 type inspector struct {
-	guard   *fileGuard   // nil: no file policy (--allow-unrestricted-file-access)
-	targets *targetTable // the generation's
-	lookup  lookupFunc   // nil: unknown targets are refused without a lookup
-	self    string       // a page socket's target; "" for the browser socket
+	guard   *fileGuard                       // nil: no file policy (--allow-unrestricted-file-access)
+	targets *targetTable                     // the generation's
+	lookup  lookupFunc                       // nil: unknown targets are refused without a lookup
+	self    string                           // a page socket's target; "" for the browser socket
+	logf    func(format string, args ...any) // nil: no log
 
 	npending atomic.Int32 // Page.getNavigationHistory answers awaited
 	nhidden  atomic.Int32 // len(hidden)
@@ -104,6 +105,11 @@ func (in *inspector) client(msg []byte) []byte {
 		return encodeRefusal(top["id"], "", refusal{cdpInvalidRequest, "sessionId must be a string"})
 	}
 	if r := in.check(top, sessionID, 0); r != nil {
+		if in.logf != nil {
+			var method string
+			_ = json.Unmarshal(top["method"], &method)
+			in.logf("refused %s (CDP error %d)", quote(method), r.code) // not the message: it may quote a URL
+		}
 		return encodeRefusal(top["id"], sessionID, *r)
 	}
 	return nil
@@ -281,7 +287,10 @@ func (in *inspector) reach(method, id string) *refusal {
 	}
 	priv, known := in.targets.lookup(id)
 	if !known && in.lookup != nil {
-		if in.lookup() != nil {
+		if err := in.lookup(); err != nil {
+			if in.logf != nil {
+				in.logf("%v", err)
+			}
 			return &refusal{cdpServerError, fmt.Sprintf("%s: the browser could not be reached to check target %s", method, quote(id))}
 		}
 		priv, known = in.targets.lookup(id)

@@ -228,6 +228,9 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, g *genera
 	}()
 
 	in := newInspector(p.files, g.targets, func() error { return p.listTargets(g) }, self)
+	in.logf = func(format string, args ...any) {
+		p.logf("cdpproxy: port %d: WebSocket %s: "+format, append([]any{p.Port(), logPath}, args...)...)
+	}
 	why := p.relay(g, pr, in)
 	p.logf("cdpproxy: port %d: WebSocket %s closed: %s", p.Port(), logPath, why)
 }
