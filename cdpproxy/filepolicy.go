@@ -14,8 +14,9 @@ import (
 // refuses file: URLs, every file path given to a page and every download
 // directory.
 type FilePolicy struct {
-	// Unrestricted turns every check off (--allow-unrestricted-file-access):
-	// messages and /json/new URLs are relayed unchanged and unparsed.
+	// Unrestricted turns the file checks off (--allow-unrestricted-file-access):
+	// file: URLs, any file given to a page, any download directory. The
+	// method allowlist and the target rules still apply.
 	Unrestricted bool
 
 	// InputRoots are directories, besides OutputDir, whose files a page may
