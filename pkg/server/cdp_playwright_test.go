@@ -14,7 +14,8 @@ import (
 // TestCDPPlaywright: Playwright's connectOverCDP works through the
 // capability URL and the proxy's allowlist: it sees the MCP client's page,
 // opens its own, navigates, clicks, evaluates, takes a screenshot and
-// closes it; the MCP client's page stays usable. Its default download
+// closes it; the MCP client's page stays usable, also once Playwright has
+// disconnected. Its default download
 // directory (a temp dir) is refused with an error that says to set
 // artifactsDir, and works with artifactsDir set to the session's directory.
 func TestCDPPlaywright(t *testing.T) {
@@ -39,7 +40,7 @@ func TestCDPPlaywright(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connectOverCDP: %v", err)
 	}
-	defer browser.Close()
+	defer browser.Close() // a second Close is a no-op
 	contexts := browser.Contexts()
 	if len(contexts) != 1 {
 		t.Fatalf("%d contexts", len(contexts))
@@ -69,6 +70,10 @@ func TestCDPPlaywright(t *testing.T) {
 	}
 	if err := page.Close(); err != nil {
 		t.Fatalf("close: %v", err)
+	}
+	// Disconnecting leaves the browser to the MCP session.
+	if err := browser.Close(); err != nil {
+		t.Fatalf("disconnect: %v", err)
 	}
 	must(t, c, "browser_snapshot", nil, "- Page Title: Lab")
 }
