@@ -37,7 +37,8 @@ type Config struct {
 
 	// Files is the file policy applied to what clients send: file: URLs,
 	// files given to pages and download directories. The zero value refuses
-	// them all; Files.Unrestricted relays everything unchanged.
+	// them all; Files.Unrestricted lifts it. The method allowlist and the
+	// DevTools and WebUI target rules hold either way.
 	Files FilePolicy
 
 	// Logf receives operational log lines. Lines never contain a capability

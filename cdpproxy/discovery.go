@@ -26,6 +26,7 @@ type route struct {
 	upstream string   // upstream path
 	methods  []string // allowed methods
 	query    bool     // forward the raw query (/json/new?<url>)
+	target   string   // the target the route acts on (activate, close), checked first
 }
 
 // classify maps the path after /cdp/<cap> to a route.
@@ -47,7 +48,7 @@ func classify(rest string) route {
 			if !validTargetID(id) {
 				return route{kind: routeBadID}
 			}
-			return route{kind: routeRaw, upstream: rest, methods: []string{http.MethodGet, http.MethodPut}}
+			return route{kind: routeRaw, upstream: rest, methods: []string{http.MethodGet, http.MethodPut}, target: id}
 		}
 	}
 	if strings.HasPrefix(rest, "/devtools/") {
@@ -75,13 +76,29 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, g *genera
 	stop := context.AfterFunc(r.Context(), cancel)
 	defer stop()
 
+	if rt.target != "" {
+		ok, err := p.reachable(g, rt.target)
+		switch {
+		case err != nil:
+			p.upstreamFailed(w, g, ctx, rt, err)
+			return
+		case !ok:
+			writeNotFound(w) // a privileged target is not there for the client
+			return
+		}
+	}
 	target := *g.upstream
 	target.Path = rt.upstream
 	if rt.query {
 		target.RawQuery = r.URL.RawQuery
 		// Chromium percent-decodes the whole query and opens it as a URL.
+		u := unescapeQuery(r.URL.RawQuery)
+		if privilegedURL(u) {
+			writeError(w, http.StatusForbidden, codeForbidden, "/json/new: URL "+quote(u)+": "+errPrivileged.Error())
+			return
+		}
 		if p.files != nil {
-			if err := checkURL(unescapeQuery(r.URL.RawQuery)); err != nil {
+			if err := checkURL(u); err != nil {
 				writeError(w, http.StatusForbidden, codeFilePolicy, "/json/new: "+err.Error())
 				return
 			}
@@ -121,7 +138,15 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, g *genera
 	}
 	contentType := "text/plain; charset=utf-8"
 	if rt.kind == routeJSON {
-		body, err = g.rw.body(body)
+		switch rt.upstream {
+		case "/json/list":
+			body, _, err = g.targets.filterList(body)
+		case "/json/new":
+			g.targets.observeInfo(body)
+		}
+		if err == nil {
+			body, err = g.rw.body(body)
+		}
 		if err != nil {
 			p.logf("cdpproxy: port %d: %s: %v", p.Port(), rt.upstream, err)
 			writeError(w, http.StatusBadGateway, codeBadGateway, "invalid answer from the browser")
@@ -159,4 +184,51 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, g *generation, ctx context
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// reachable reports whether a client may act on the target id: a target the
+// generation knows, or finds in the browser's /json/list, that is not
+// privileged.
+func (p *Proxy) reachable(g *generation, id string) (bool, error) {
+	priv, known := g.targets.lookup(id)
+	if !known {
+		if err := p.listTargets(g); err != nil {
+			return false, err
+		}
+		priv, known = g.targets.lookup(id)
+	}
+	return known && !priv, nil
+}
+
+// maxTargetListBytes bounds the target list the proxy reads for itself.
+const maxTargetListBytes = 16 << 20
+
+// listTargets reads the browser's /json/list — every page, frame, worker,
+// DevTools window and WebUI page, though not tab targets — into the
+// generation's target table.
+func (p *Proxy) listTargets(g *generation) error {
+	ctx, cancel := context.WithTimeout(g.ctx, p.limits.Timeout)
+	defer cancel()
+	u := *g.upstream
+	u.Path = "/json/list"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.transport.RoundTrip(req)
+	if err != nil {
+		return fmt.Errorf("list targets: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTargetListBytes+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("list targets: %w", err)
+	case len(body) > maxTargetListBytes:
+		return fmt.Errorf("list targets: answer over %d bytes: %w", maxTargetListBytes, ErrLimit)
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("list targets: status %d", resp.StatusCode)
+	}
+	_, _, err = g.targets.filterList(body)
+	return err
 }

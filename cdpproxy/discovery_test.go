@@ -112,7 +112,7 @@ func TestMethodsAndBodies(t *testing.T) {
 		{"DELETE list refused", "DELETE", "/json/list", "", 405, codeMethodNotAllowed, "GET"},
 		{"body refused", "PUT", "/json/new?about:blank", "x", 413, codePayloadTooLarge, ""},
 		{"bad target id", "GET", "/json/activate/a%2Fb", "", 400, codeBadRequest, ""},
-		{"unknown target", "GET", "/json/activate/ZZZ", "", 404, codeUpstreamError, ""},
+		{"unknown target", "GET", "/json/activate/ZZZ", "", 404, codeNotFound, ""},
 		{"devtools kind", "GET", "/devtools/worker/ABC", "", 400, codeBadRequest, ""},
 		{"devtools without upgrade", "GET", "/devtools/page/ABC", "", 400, codeBadRequest, ""},
 	}

@@ -17,6 +17,12 @@
 //	proxy.Close()                                              // revoke, close sockets and listener
 //	lease.Release()
 //
+// What a client may send: only methods on the allowlist (allowlist.go);
+// never to a DevTools or WebUI target, which it is not even shown
+// (targets.go); under the file policy, only files and download directories
+// in the caller's own directory (filepolicy.go). A refused command is
+// answered with a CDP error and not forwarded (inspect.go).
+//
 // Answers to clients: 404 for any unknown, wrong or revoked capability (one
 // body, one timing); 403 for a Host or Origin that is not allowed; 503 with
 // Retry-After over a concurrency limit; 502/504 when the browser fails; 431

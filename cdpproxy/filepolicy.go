@@ -14,19 +14,20 @@ import (
 // refuses file: URLs, every file path given to a page and every download
 // directory.
 type FilePolicy struct {
-	// Unrestricted turns every check off (--allow-unrestricted-file-access):
-	// messages and /json/new URLs are relayed unchanged and unparsed.
+	// Unrestricted turns the file checks off (--allow-unrestricted-file-access):
+	// file: URLs, any file given to a page, any download directory. The
+	// method allowlist and the target rules still apply.
 	Unrestricted bool
 
-	// InputRoots are the directories whose files a page may receive
-	// (DOM.setFileInputFiles, Input.dispatchDragEvent): the working directory
-	// and the output directory. Absolute paths. If empty, no file may be
-	// given to a page.
+	// InputRoots are directories, besides OutputDir, whose files a page may
+	// receive (DOM.setFileInputFiles, Input.dispatchDragEvent). Absolute
+	// paths. If empty, only OutputDir's files.
 	InputRoots []string
 
-	// OutputDir is the only directory (subdirectories included) downloads
-	// may be sent to (Browser.setDownloadBehavior, Page.setDownloadBehavior).
-	// An absolute path. If empty, downloads can only be denied.
+	// OutputDir is the caller's own directory: the only one (subdirectories
+	// included) downloads may be sent to (Browser.setDownloadBehavior,
+	// Page.setDownloadBehavior), and an input root. An absolute path. If
+	// empty, downloads can only be denied.
 	OutputDir string
 }
 
@@ -95,13 +96,7 @@ func validCut(s string, i int) bool { return i >= len(s) || s[i]&0xC0 != 0x80 }
 // trailing control characters and spaces are dropped and tabs and line
 // breaks removed anywhere, so " fi\tle:///" is a file: URL here too.
 func checkURL(raw string) error {
-	s := strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return -1
-		}
-		return r
-	}, raw)
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	s := cleanURL(raw)
 	if s == "" {
 		return nil
 	}
@@ -142,6 +137,9 @@ func validScheme(s string) bool {
 // checkInputFile refuses a file a page would receive unless it lies inside
 // an input root once symlinks are resolved.
 func (g *fileGuard) checkInputFile(p string) error {
+	if len(g.inputRoots) == 0 {
+		return errors.New("files given to pages are refused by this server's file policy (this session has no directory); " + policyHint)
+	}
 	if filepath.IsAbs(p) {
 		real := resolvePath(p)
 		for _, root := range g.inputRoots {
@@ -150,8 +148,8 @@ func (g *fileGuard) checkInputFile(p string) error {
 			}
 		}
 	}
-	return fmt.Errorf("file %s is outside the working directory and the output directory, so this server's file policy refuses it; "+
-		"pass an absolute path inside them, or start the server with --allow-unrestricted-file-access", quote(p))
+	return fmt.Errorf("file %s is outside this session's directory, so this server's file policy refuses it; "+
+		"pass an absolute path inside %s, or start the server with --allow-unrestricted-file-access", quote(p), g.rootsText())
 }
 
 // checkDownload refuses a download behaviour that would write outside the
@@ -168,8 +166,18 @@ func (g *fileGuard) checkDownload(behavior, path string) error {
 	if path != "" && filepath.IsAbs(path) && within(g.outputDir, resolvePath(path)) {
 		return nil
 	}
-	return fmt.Errorf("downloads may only go to the output directory under this server's file policy: pass a downloadPath inside %s "+
-		"(got %s), or start the server with --allow-unrestricted-file-access", quote(g.outputDir), quote(path))
+	return fmt.Errorf("downloads may only go to this session's directory under this server's file policy: pass a downloadPath inside %s "+
+		"(got %s; Playwright's connectOverCDP: set artifactsDir to it), or start the server with --allow-unrestricted-file-access",
+		quote(g.outputDir), quote(path))
+}
+
+// rootsText names the input roots for a refusal.
+func (g *fileGuard) rootsText() string {
+	q := make([]string, len(g.inputRoots))
+	for i, r := range g.inputRoots {
+		q[i] = quote(r)
+	}
+	return strings.Join(q, " or ")
 }
 
 // resolvePath is p made absolute and clean, with symlinks evaluated in its

@@ -31,6 +31,7 @@ type fakeBrowser struct {
 	gate     chan struct{}
 	gated    atomic.Bool // /json/version waits on gate
 	wsOpen   atomic.Int64
+	actedOn  atomic.Int64              // /json/activate and /json/close calls answered
 	closes   chan websocket.StatusCode // close codes the echo saw from the proxy
 }
 
@@ -87,7 +88,13 @@ func (fb *fakeBrowser) serve(w http.ResponseWriter, r *http.Request) {
 		second := fb.target("DEF")
 		second["devtoolsFrontendUrl"] = "https://chrome-devtools-frontend.appspot.com/serve_rev/@abc/inspector.html?ws=" +
 			fb.host + "/devtools/page/DEF"
-		writeJSON([]any{fb.target("ABC"), second})
+		// As Chromium lists them: a DevTools window and a WebUI page, which
+		// the proxy hides.
+		devtools := fb.target(fakeDevTools)
+		devtools["type"], devtools["url"] = "other", "devtools://devtools/bundled/devtools_app.html?targetType=tab"
+		webUI := fb.target(fakeWebUI)
+		webUI["type"], webUI["url"] = "browser_ui", "chrome://omnibox-popup.top-chrome/"
+		writeJSON([]any{fb.target("ABC"), devtools, second, webUI})
 	case r.URL.Path == "/json/protocol":
 		writeJSON(map[string]any{"version": map[string]string{"major": "1", "minor": "3"},
 			"domains": []any{map[string]any{"domain": "Page", "description": strings.Repeat("x", 512)}}})
@@ -99,9 +106,16 @@ func (fb *fakeBrowser) serve(w http.ResponseWriter, r *http.Request) {
 		t := fb.target("NEW1")
 		t["url"] = r.URL.RawQuery
 		writeJSON(t)
-	case strings.HasPrefix(r.URL.Path, "/json/activate/"):
-		if strings.TrimPrefix(r.URL.Path, "/json/activate/") != "ABC" {
+	case strings.HasPrefix(r.URL.Path, "/json/activate/"), strings.HasPrefix(r.URL.Path, "/json/close/"):
+		switch strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/json/activate/"), "/json/close/") {
+		case "ABC", fakeDevTools, fakeWebUI:
+		default:
 			http.Error(w, "No such target id", http.StatusNotFound)
+			return
+		}
+		fb.actedOn.Add(1)
+		if strings.HasPrefix(r.URL.Path, "/json/close/") {
+			_, _ = io.WriteString(w, "Target is closing")
 			return
 		}
 		_, _ = io.WriteString(w, "Target activated")
@@ -112,8 +126,35 @@ func (fb *fakeBrowser) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// echo answers each message with itself. Commands: "close" closes with
-// 4001; "big:<n>" sends n bytes.
+// The ids of the fake's DevTools window and WebUI page.
+const (
+	fakeDevTools = "D0E1F2A3B4C5D6E7F8091A2B3C4D5E6F"
+	fakeWebUI    = "0B1C2D3E4F5A6B7C8D9EAFB0C1D2E3F4"
+)
+
+// fakeCommand is the expression of a Runtime.evaluate sent to the fake:
+// "close" closes with 4001; "big:<n>" sends n bytes; "emit:<msg>" sends msg
+// (a browser message for the proxy to filter). Anything else is echoed.
+func fakeCommand(b []byte) string {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Expression string `json:"expression"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Method != "Runtime.evaluate" {
+		return ""
+	}
+	return m.Params.Expression
+}
+
+// evaluate is a Runtime.evaluate command of expr, as CDP JSON.
+func evaluate(id int, expr string) []byte {
+	b, _ := json.Marshal(map[string]any{"id": id, "method": "Runtime.evaluate", "params": map[string]any{"expression": expr}})
+	return b
+}
+
+// echo answers each message with itself, except the commands of fakeCommand.
 func (fb *fakeBrowser) echo(w http.ResponseWriter, r *http.Request) {
 	c, err := websocket.Accept(w, r, nil)
 	if err != nil {
@@ -135,13 +176,17 @@ func (fb *fakeBrowser) echo(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
-		switch msg := string(b); {
-		case msg == "close":
+		switch cmd := fakeCommand(b); {
+		case cmd == "close":
 			_ = c.Close(4001, "bye")
 			return
-		case strings.HasPrefix(msg, "big:"):
-			n, _ := strconv.Atoi(strings.TrimPrefix(msg, "big:"))
+		case strings.HasPrefix(cmd, "big:"):
+			n, _ := strconv.Atoi(strings.TrimPrefix(cmd, "big:"))
 			if err := c.Write(ctx, websocket.MessageText, []byte(strings.Repeat("b", n))); err != nil {
+				return
+			}
+		case strings.HasPrefix(cmd, "emit:"):
+			if err := c.Write(ctx, websocket.MessageText, []byte(strings.TrimPrefix(cmd, "emit:"))); err != nil {
 				return
 			}
 		default:

@@ -55,28 +55,28 @@ func TestInspectClientMessages(t *testing.T) {
 		{"Fetch.continueRequest to file", `{"id":8,"method":"Fetch.continueRequest","params":{"requestId":"r","url":"file:///etc/passwd"}}`, "file: URLs are refused", -32000},
 		{"Fetch.continueRequest unchanged", `{"id":8,"method":"Fetch.continueRequest","params":{"requestId":"r"}}`, "", 0},
 		{"setFileInputFiles inside", `{"id":9,"method":"DOM.setFileInputFiles","params":{"nodeId":1,"files":[` + string(inFile) + `]}}`, "", 0},
-		{"setFileInputFiles outside", `{"id":9,"method":"DOM.setFileInputFiles","params":{"nodeId":1,"files":[` + string(inFile) + `,` + string(outFile) + `]}}`, "is outside the working directory and the output directory", -32000},
-		{"setFileInputFiles /etc/passwd", `{"id":9,"method":"DOM.setFileInputFiles","params":{"nodeId":1,"files":["/etc/passwd"]}}`, "outside the working directory", -32000},
-		{"dispatchDragEvent with a file outside", `{"id":10,"method":"Input.dispatchDragEvent","params":{"type":"drop","x":1,"y":1,"data":{"items":[],"files":["/etc/passwd"],"dragOperationsMask":1}}}`, "outside the working directory", -32000},
+		{"setFileInputFiles outside", `{"id":9,"method":"DOM.setFileInputFiles","params":{"nodeId":1,"files":[` + string(inFile) + `,` + string(outFile) + `]}}`, "is outside this session's directory", -32000},
+		{"setFileInputFiles /etc/passwd", `{"id":9,"method":"DOM.setFileInputFiles","params":{"nodeId":1,"files":["/etc/passwd"]}}`, "outside this session's directory", -32000},
+		{"dispatchDragEvent with a file outside", `{"id":10,"method":"Input.dispatchDragEvent","params":{"type":"drop","x":1,"y":1,"data":{"items":[],"files":["/etc/passwd"],"dragOperationsMask":1}}}`, "outside this session's directory", -32000},
 		{"dispatchDragEvent without files", `{"id":10,"method":"Input.dispatchDragEvent","params":{"type":"dragEnter","x":1,"y":1,"data":{"items":[],"dragOperationsMask":1}}}`, "", 0},
 		{"Browser.setDownloadBehavior into the output dir", `{"id":11,"method":"Browser.setDownloadBehavior","params":{"behavior":"allow","downloadPath":` + string(outDir) + `}}`, "", 0},
-		{"Browser.setDownloadBehavior to /tmp", `{"id":11,"method":"Browser.setDownloadBehavior","params":{"behavior":"allow","downloadPath":"/tmp"}}`, "downloads may only go to the output directory", -32000},
-		{"Page.setDownloadBehavior default", `{"id":11,"method":"Page.setDownloadBehavior","params":{"behavior":"default"}}`, "downloads may only go to the output directory", -32000},
+		{"Browser.setDownloadBehavior to /tmp", `{"id":11,"method":"Browser.setDownloadBehavior","params":{"behavior":"allow","downloadPath":"/tmp"}}`, "downloads may only go to this session's directory", -32000},
+		{"Page.setDownloadBehavior default", `{"id":11,"method":"Page.setDownloadBehavior","params":{"behavior":"default"}}`, "downloads may only go to this session's directory", -32000},
 		{"Browser.setDownloadBehavior deny", `{"id":11,"method":"Browser.setDownloadBehavior","params":{"behavior":"deny"}}`, "", 0},
 		{"sendMessageToTarget wrapping a file navigation", `{"id":12,"method":"Target.sendMessageToTarget","params":{"sessionId":"S","message":"{\"id\":1,\"method\":\"Page.navigate\",\"params\":{\"url\":\"file:///etc/passwd\"}}"}}`, "file: URLs are refused", -32000},
 		{"sendMessageToTarget wrapping an evaluation", `{"id":12,"method":"Target.sendMessageToTarget","params":{"sessionId":"S","message":"{\"id\":1,\"method\":\"Runtime.evaluate\",\"params\":{\"expression\":\"1\"}}"}}`, "", 0},
-		{"exposeDevToolsProtocol", `{"id":13,"method":"Target.exposeDevToolsProtocol","params":{"targetId":"T"}}`, "could go around this server's file policy", -32000},
-		{"Extensions.loadUnpacked", `{"id":14,"method":"Extensions.loadUnpacked","params":{"path":"/tmp/x"}}`, "loading extensions from disk is refused", -32000},
+		{"exposeDevToolsProtocol", `{"id":13,"method":"Target.exposeDevToolsProtocol","params":{"targetId":"T"}}`, "the DevTools frontend has powers", -32601},
+		{"Extensions.loadUnpacked", `{"id":14,"method":"Extensions.loadUnpacked","params":{"path":"/tmp/x"}}`, "loading extensions from disk is refused", -32601},
 		{"navigateToHistoryEntry unknown", `{"id":15,"method":"Page.navigateToHistoryEntry","params":{"entryId":7}}`, "read the entry with Page.getNavigationHistory", -32000},
 		{"not an object", `[{"id":1,"method":"Page.navigate","params":{"url":"file:///"}}]`, "JSON objects", -32700},
 		{"CBOR envelope", "\xd8\x5a\x00\x00\x00\x10", "JSON objects", -32700},
 		{"invalid JSON naming a watched method", `{"id":1,"method":"Page.navigate",`, "invalid CDP message", -32700},
 		{"trailing data", `{"id":1,"method":"Page.navigate","params":{"url":"http://x/"}}{"id":2}`, "data after the JSON object", -32700},
-		{"PWA.install file", `{"id":16,"method":"PWA.install","params":{"manifestId":"m","installUrlOrBundleUrl":"file:///tmp/a.swbn"}}`, "file: URLs are refused", -32000},
+		{"PWA.install file", `{"id":16,"method":"PWA.install","params":{"manifestId":"m","installUrlOrBundleUrl":"file:///tmp/a.swbn"}}`, "installs apps on the server's machine", -32601},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reply := newInspector(g).client([]byte(tt.msg))
+			reply := newInspector(g, nil, nil, "").client([]byte(tt.msg))
 			if tt.want == "" {
 				if reply != nil {
 					t.Fatalf("refused: %s", reply)
@@ -111,7 +111,7 @@ func TestInspectClientMessages(t *testing.T) {
 // a file: entry, an entry of another socket and an entry never listed.
 func TestInspectHistoryEntries(t *testing.T) {
 	g := newFileGuard(FilePolicy{})
-	in := newInspector(g)
+	in := newInspector(g, nil, nil, "")
 	if r := in.client([]byte(`{"id":41,"sessionId":"S","method":"Page.getNavigationHistory"}`)); r != nil {
 		t.Fatalf("getNavigationHistory refused: %s", r)
 	}
@@ -131,7 +131,7 @@ func TestInspectHistoryEntries(t *testing.T) {
 	if r := nav(in, 9); r == nil {
 		t.Fatal("an entry from an answer nobody awaited was accepted")
 	}
-	if r := nav(newInspector(g), 1); r == nil {
+	if r := nav(newInspector(g, nil, nil, ""), 1); r == nil {
 		t.Fatal("another socket's entry was accepted")
 	}
 }
@@ -225,7 +225,7 @@ func benchRelay(b *testing.B, unrestricted bool, msg []byte) {
 
 // BenchmarkInspect is the policy's own cost per client message.
 func BenchmarkInspect(b *testing.B) {
-	in := newInspector(newFileGuard(FilePolicy{}))
+	in := newInspector(newFileGuard(FilePolicy{}), nil, nil, "")
 	for _, msg := range []string{
 		`{"id":1,"method":"Runtime.evaluate","params":{"expression":"document.title","returnByValue":true}}`,
 		`{"id":1,"method":"Runtime.evaluate","params":{"expression":"\"a\\nb\"","returnByValue":true}}`,

@@ -32,7 +32,7 @@ type Proxy struct {
 	scheme string // advertised: http or https
 	auth   string // advertised authority, host:port
 	policy policy
-	files  *fileGuard // nil: unrestricted file access
+	files  *fileGuard // nil: unrestricted file access (the target rules still hold)
 
 	srv       *http.Server
 	transport *http.Transport // to the browser; no proxies, no keep-alive
@@ -57,7 +57,8 @@ type generation struct {
 	digest   capDigest
 	upstream *url.URL // http://127.0.0.1:<port>
 	rw       rewriter
-	discover string // the discovery URL (holds the capability)
+	discover string       // the discovery URL (holds the capability)
+	targets  *targetTable // what the proxy knows of the browser's targets
 
 	ctx    context.Context // cancelled with ErrRevoked (or ErrClosed) on revocation
 	cancel context.CancelCauseFunc
@@ -202,6 +203,7 @@ func (p *Proxy) Publish(upstream string) (string, error) {
 		upstream: u,
 		rw:       newRewriter(p.scheme, p.auth, token),
 		discover: p.scheme + "://" + p.auth + "/cdp/" + token,
+		targets:  newTargetTable(),
 		ctx:      ctx,
 		cancel:   cancel,
 		pairs:    make(map[*wsPair]struct{}),

@@ -49,6 +49,15 @@ func devtoolsPath(p string) bool {
 	return validTargetID(id)
 }
 
+// pageTarget is the target id of a /devtools/page/<id> path, or "".
+func pageTarget(p string) string {
+	id, ok := strings.CutPrefix(p, "/devtools/page/")
+	if !ok || !validTargetID(id) {
+		return ""
+	}
+	return id
+}
+
 // validTargetID accepts Chromium's target and browser ids (hex, UUIDs).
 func validTargetID(id string) bool {
 	if id == "" || len(id) > 128 {

@@ -159,6 +159,18 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, g *genera
 	}
 	defer p.release(&p.ws)
 
+	self := pageTarget(path)
+	if self != "" {
+		ok, err := p.reachable(g, self)
+		switch {
+		case err != nil:
+			p.upstreamFailed(w, g, g.ctx, route{upstream: "/json/list"}, err)
+			return
+		case !ok:
+			writeNotFound(w)
+			return
+		}
+	}
 	hook := &connHook{}
 	dialCtx, cancel := context.WithTimeout(context.WithValue(g.ctx, connHookKey{}, hook), p.limits.Timeout)
 	up, resp, err := websocket.Dial(dialCtx, "ws://"+g.upstream.Host+path, &websocket.DialOptions{
@@ -215,9 +227,9 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, g *genera
 		p.mu.Unlock()
 	}()
 
-	var in *inspector
-	if p.files != nil {
-		in = newInspector(p.files)
+	in := newInspector(p.files, g.targets, func() error { return p.listTargets(g) }, self)
+	in.logf = func(format string, args ...any) {
+		p.logf("cdpproxy: port %d: WebSocket %s: "+format, append([]any{p.Port(), logPath}, args...)...)
 	}
 	why := p.relay(g, pr, in)
 	p.logf("cdpproxy: port %d: WebSocket %s closed: %s", p.Port(), logPath, why)
@@ -232,8 +244,8 @@ type pumpResult struct {
 
 // pump forwards whole messages from src to dst until one of them fails.
 // With an inspector, a client message it refuses is answered on src with
-// the CDP error instead of being forwarded, and browser messages are shown
-// to it before they are forwarded.
+// the CDP error instead of being forwarded, and a browser message is
+// forwarded as the inspector has filtered it (or not at all).
 func pump(dst, src *websocket.Conn, from side, in *inspector) pumpResult {
 	ctx := context.Background() // ended by closing the connections, never by cancellation (that would skip the close frame)
 	var buf bytes.Buffer
@@ -246,17 +258,20 @@ func pump(dst, src *websocket.Conn, from side, in *inspector) pumpResult {
 		if _, err := buf.ReadFrom(r); err != nil {
 			return pumpResult{from: from, readErr: err}
 		}
+		msg := buf.Bytes()
 		if in != nil {
 			if from == sideUpstream {
-				in.upstream(buf.Bytes())
-			} else if reply := in.client(buf.Bytes()); reply != nil {
+				if msg = in.upstream(msg); msg == nil {
+					continue
+				}
+			} else if reply := in.client(msg); reply != nil {
 				if err := src.Write(ctx, websocket.MessageText, reply); err != nil {
 					return pumpResult{from: sideUpstream, writeErr: err} // writing to the client failed
 				}
 				continue
 			}
 		}
-		if err := dst.Write(ctx, typ, buf.Bytes()); err != nil {
+		if err := dst.Write(ctx, typ, msg); err != nil {
 			return pumpResult{from: from, writeErr: err}
 		}
 		if buf.Cap() > 1<<20 {

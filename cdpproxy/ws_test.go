@@ -19,7 +19,7 @@ import (
 
 func TestWebSocketRoundTrip(t *testing.T) {
 	fb := newFakeBrowser(t)
-	// The relay's mechanics, on messages that are not CDP: no file policy.
+	// The relay's mechanics: no file policy (the allowlist still holds).
 	tp := newTestProxy(t, Config{AllowedOrigins: []string{"https://app.example.test"}, Files: FilePolicy{Unrestricted: true}})
 	discovery := tp.publish(t, fb)
 	tests := []struct {
@@ -30,9 +30,9 @@ func TestWebSocketRoundTrip(t *testing.T) {
 		opts *websocket.DialOptions
 	}{
 		{"page text", "/devtools/page/ABC", websocket.MessageText, []byte(`{"id":1,"method":"Page.navigate"}`), nil},
-		{"browser binary", "/devtools/browser/0393c7ae-1f2e", websocket.MessageBinary, []byte{0, 1, 2, 255}, nil},
-		{"large text", "/devtools/page/ABC", websocket.MessageText, bytes.Repeat([]byte("x"), 200<<10), nil},
-		{"allowed origin", "/devtools/page/ABC", websocket.MessageText, []byte("o"),
+		{"browser binary", "/devtools/browser/0393c7ae-1f2e", websocket.MessageBinary, []byte(`{"id":2,"method":"Browser.getVersion"}`), nil},
+		{"large text", "/devtools/page/ABC", websocket.MessageText, evaluate(3, strings.Repeat("x", 200<<10)), nil},
+		{"allowed origin", "/devtools/page/ABC", websocket.MessageText, evaluate(4, "o"),
 			&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://app.example.test"}}}},
 	}
 	for _, tt := range tests {
@@ -123,14 +123,14 @@ func TestWebSocketCloseCodes(t *testing.T) {
 		wantReason string
 	}{
 		{"client message too big", bytes.Repeat([]byte("c"), 2048), websocket.StatusMessageTooBig, ""},
-		{"browser message too big", []byte("big:4096"), websocket.StatusMessageTooBig, reasonUpstreamBig},
-		{"browser close relayed", []byte("close"), 4001, "bye"},
-		{"at the limit passes", bytes.Repeat([]byte("c"), 1024), 0, ""},
+		{"browser message too big", evaluate(1, "big:4096"), websocket.StatusMessageTooBig, reasonUpstreamBig},
+		{"browser close relayed", evaluate(1, "close"), 4001, "bye"},
+		{"at the limit passes", evaluate(1, strings.Repeat("c", 1024-len(evaluate(1, "")))), 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fb := newFakeBrowser(t)
-			tp := newTestProxy(t, Config{Limits: Limits{MaxMessageBytes: 1024}, Files: FilePolicy{Unrestricted: true}})
+			tp := newTestProxy(t, Config{Limits: Limits{MaxMessageBytes: 1024}})
 			discovery := tp.publish(t, fb)
 			conn, _, err := dialWS(t, wsURL(discovery, "/devtools/page/ABC"), nil)
 			if err != nil {

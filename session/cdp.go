@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/outdir"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -89,11 +90,14 @@ type CDPInfo struct {
 // serving on it from now on (404 until a capability is published), and, for
 // every browser generation, an internal loopback DevTools endpoint whose
 // capability is published only after the ownership proof. If cfg.Files
-// restricts file access and names no OutputDir, the session's OutputDir is
-// used: CDP clients may send downloads there and give its files to pages.
-// It must be called
-// before the session's first launch. The session owns lease from the call on
-// (released by Close), also when EnableCDP fails.
+// restricts file access and names no OutputDir, the session's own directory
+// is used (Session.OutputDir: its principal's directory, or the output
+// directory for stdio and token-less HTTP; created if missing): CDP clients
+// may send downloads there and give its files to pages, and nowhere else
+// unless cfg.Files.InputRoots says so. It must be called before the
+// session's first launch, and after the session's principal is set. The
+// session owns lease from the call on (released by Close), also when
+// EnableCDP fails.
 func (s *Session) EnableCDP(lease *cdpproxy.Lease, cfg cdpproxy.Config) error {
 	if lease == nil {
 		return errors.New("enable CDP: no port lease")
@@ -118,10 +122,16 @@ func (s *Session) EnableCDP(lease *cdpproxy.Lease, cfg cdpproxy.Config) error {
 		return fail(errors.New("the browser was launched already; enable CDP before the first browser call"))
 	}
 	if !cfg.Files.Unrestricted && cfg.Files.OutputDir == "" && s.cfg.OutputDir != "" {
-		// Downloads a CDP client asks for may go where the session's own go.
-		if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
-			cfg.Files.OutputDir = dir
+		// The principal's own directory, never the whole output directory
+		// (other principals' files) nor the working directory (--secrets).
+		// Opened through outdir, so a symlink in its place is refused.
+		root, dir, err := outdir.OpenRoot(s.cfg.OutputDir, s.principal)
+		if err != nil {
+			s.mu.Unlock()
+			return fail(fmt.Errorf("the session's directory for CDP downloads and uploads: %w", err))
 		}
+		_ = root.Close()
+		cfg.Files.OutputDir = dir
 	}
 	c := &CDP{lease: lease, cfg: cfg, log: s.log.With().Str("component", "cdp").Int("port", lease.Port()).Logger()}
 	if cfg.Logf == nil {

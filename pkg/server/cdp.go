@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -39,18 +38,11 @@ func (s *Server) cdpProxyConfig() cdpproxy.Config {
 		AdvertisedHost:   s.cfg.CDP.AdvertisedHost,
 		AdvertisedScheme: s.cfg.CDP.AdvertisedScheme,
 		AllowRemote:      s.cfg.CDP.AllowRemote,
-		// The agents' file rules; the session adds its output directory.
-		Files: cdpproxy.FilePolicy{Unrestricted: s.cfg.AllowUnrestrictedFileAccess, InputRoots: workingDir()},
+		// The agents' file rules. The session adds its own directory as the
+		// only root: not the working directory (the --secrets file lives
+		// there), not another principal's directory.
+		Files: cdpproxy.FilePolicy{Unrestricted: s.cfg.AllowUnrestrictedFileAccess},
 	}
-}
-
-// workingDir is the process's working directory as an input root, or none
-// if it cannot be read.
-func workingDir() []string {
-	if wd, err := os.Getwd(); err == nil {
-		return []string{wd}
-	}
-	return nil
 }
 
 // leaseCDP leases the lowest free port of --cdp-port-range for a session.

@@ -17,9 +17,11 @@ import (
 )
 
 // cdpConn is a minimal CDP client over one WebSocket; calls are serialised.
+// It keeps every message it read, events included.
 type cdpConn struct {
-	c  *websocket.Conn
-	id int
+	c    *websocket.Conn
+	id   int
+	seen []string
 }
 
 func dialCDPConn(t *testing.T, wsURL string) *cdpConn {
@@ -38,10 +40,20 @@ func dialCDPConn(t *testing.T, wsURL string) *cdpConn {
 // call sends one command and returns its result, or the CDP error message.
 func (c *cdpConn) call(t *testing.T, method string, params any) (json.RawMessage, string) {
 	t.Helper()
+	return c.callOn(t, "", method, params)
+}
+
+// callOn is call on a session ("" for none).
+func (c *cdpConn) callOn(t *testing.T, sessionID, method string, params any) (json.RawMessage, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	c.id++
-	msg, _ := json.Marshal(map[string]any{"id": c.id, "method": method, "params": params})
+	m := map[string]any{"id": c.id, "method": method, "params": params}
+	if sessionID != "" {
+		m["sessionId"] = sessionID
+	}
+	msg, _ := json.Marshal(m)
 	if err := c.c.Write(ctx, websocket.MessageText, msg); err != nil {
 		t.Fatalf("%s: write: %v", method, err)
 	}
@@ -50,6 +62,7 @@ func (c *cdpConn) call(t *testing.T, method string, params any) (json.RawMessage
 		if err != nil {
 			t.Fatalf("%s: read: %v", method, err)
 		}
+		c.seen = append(c.seen, string(b))
 		var r struct {
 			ID     int             `json:"id"`
 			Result json.RawMessage `json:"result"`
@@ -133,8 +146,8 @@ func putStatus(t *testing.T, url string) (int, string) {
 // TestCDPFilePolicy: a CDP client keeps the agents' file rules: file: URLs
 // through /json/new (PUT), Target.createTarget and Page.navigate are refused
 // with a CDP error naming the policy, and so is DOM.setFileInputFiles with a
-// file outside the working and output directories; a file in the output
-// directory, http navigation and Runtime.evaluate work. With
+// file outside the output directory (the working directory included); a
+// file in the output directory, http navigation and Runtime.evaluate work. With
 // --allow-unrestricted-file-access all of it passes.
 func TestCDPFilePolicy(t *testing.T) {
 	secretDir := t.TempDir()
@@ -177,8 +190,13 @@ func TestCDPFilePolicy(t *testing.T) {
 		page.mustCall(t, "Page.navigate", map[string]any{"url": srv.URL + "/other.html"})
 		page.evalUntil(t, "document.title", "Other")
 
-		if errMsg := page.setFiles(t, secret); !strings.Contains(errMsg, "outside the working directory and the output directory") {
+		if errMsg := page.setFiles(t, secret); !strings.Contains(errMsg, "outside this session's directory") {
 			t.Fatalf("DOM.setFileInputFiles outside the roots: answered %q", errMsg)
+		}
+		// The working directory is not a root (the --secrets file lives there).
+		inWD, _ := filepath.Abs("cdp_files_test.go")
+		if errMsg := page.setFiles(t, inWD); !strings.Contains(errMsg, "outside this session's directory") {
+			t.Fatalf("DOM.setFileInputFiles of a file in the working directory: answered %q", errMsg)
 		}
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			t.Fatal(err)
