@@ -3,7 +3,7 @@
 # Run:     docker run --init -p 8931:8931 -e CLOAK_PLAYWRIGHT_MCP_HTTP_AUTH_TOKEN="$(openssl rand -hex 32)" \
 #            --security-opt seccomp=unconfined cloakbrowser-mcp
 # (Chromium's sandbox stays on; it needs user namespaces, which Docker's
-# default seccomp profile refuses: see the README's Deployment section.)
+# default seccomp profile refuses: see docs/http-and-fleet.md, "Deployment (container)".)
 # pkg/server's TestDockerfile runs this file's ENV, RUN'd cloakbrowser-mcp
 # commands, CMD and HEALTHCHECK against the binary, without a container.
 

@@ -91,5 +91,5 @@ func methodRefusal(method string) *refusal {
 		why = "it is not on the proxy's allowlist of methods that act inside this browser"
 	}
 	return &refusal{cdpMethodNotFound, quote(method) + " is not forwarded by this CDP proxy: " + why +
-		" (see the README's Security model)"}
+		" (see docs/security.md)"}
 }

@@ -88,8 +88,8 @@ func TestMethodAllowlist(t *testing.T) {
 					if *a.ID != 9 || a.SessionID != "S1" {
 						t.Fatalf("refusal does not echo id and sessionId: %+v", a)
 					}
-					if !strings.Contains(a.Error.Message, "Security model") {
-						t.Fatalf("refusal %q does not point to the README", a.Error.Message)
+					if !strings.Contains(a.Error.Message, "docs/security.md") {
+						t.Fatalf("refusal %q does not point to docs/security.md", a.Error.Message)
 					}
 				})
 			}

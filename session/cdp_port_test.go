@@ -15,7 +15,7 @@ import (
 
 // TestCDPInternalPortProtections pins what protects the browser's internal
 // DevTools port, which stays on 127.0.0.1 without authentication (the
-// residual risk the README's "Security model" states): its number is never
+// residual risk docs/security.md states): its number is never
 // published (the proxy's discovery answers name only the proxy), it is
 // written only into a profile directory other users cannot read, and
 // Chromium itself refuses a web page (foreign Origin) and a DNS-rebinding

@@ -564,7 +564,7 @@ func (c Config) validateDropin(bad func(setting string, v any, why string)) {
 	if c.ProfileDirName != "" {
 		bad("--profile-dir-name", quote(c.ProfileDirName), "only applies to --extension, which this server does not support")
 	}
-	// Not built yet: refused rather than silently ignored (README, "Moving
+	// Not built yet: refused rather than silently ignored (docs/configuration.md, "Moving
 	// from @playwright/mcp").
 	if c.SharedBrowserContext {
 		bad("--shared-browser-context", true, "is not supported yet: use --http-isolation=context (one browser, a context per session) instead")

@@ -118,7 +118,7 @@ var settings = append(coreSettings, dropinSettings...)
 
 var coreSettings = []setting{
 	{flags: []string{"transport"}, env: envs("TRANSPORT"), help: "stdio or streamable-http", set: func(c *Config, v string) error { c.Transport = v; return nil }},
-	{flags: []string{"config"}, env: envs("CONFIG"), help: "JSON config file (a subset of @playwright/mcp's keys plus this server's)", set: func(c *Config, v string) error { return nil }},
+	{flags: []string{"config"}, env: envs("CONFIG"), help: "JSON config file (@playwright/mcp's keys plus this server's)", set: func(c *Config, v string) error { return nil }},
 	{flags: []string{"binary-path", "executable-path"}, env: append([]string{"CLOAKBROWSER_BINARY_PATH"}, envs("EXECUTABLE_PATH")...), help: "browser binary to launch (skips CloakBrowser resolution)", set: str(func(c *Config) *string { return &c.BinaryPath })},
 	{flags: []string{"no-download"}, env: envs("NO_DOWNLOAD"), isBool: true, help: "never download CloakBrowser; use the cache or a system Chromium", set: boolean(func(c *Config) *bool { return &c.NoDownload })},
 	{flags: []string{"headless"}, env: envs("HEADLESS"), isBool: true, help: "run the browser headless (default true)", set: boolean(func(c *Config) *bool { return &c.Headless })},

@@ -15,7 +15,7 @@ const NodeFlagsEnv = "CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS"
 
 // DefaultNodeFlags are the node flags the driver runs with unless
 // NodeFlagsEnv is set. The driver moves protocol messages and snapshot
-// strings through; measured with `go run ./cmd/mcpload --memory` (README,
+// strings through; measured with `go run ./cmd/mcpload --memory` (docs/benchmarks.md,
 // Performance):
 //   - --max-semi-space-size=1: V8's default young generation (16 MiB
 //     semi-spaces) mostly holds garbage between collections.

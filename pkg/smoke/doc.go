@@ -8,7 +8,7 @@
 // command ([Main]) adds the flags CI pipelines use: files, --junit,
 // --report-json, --artifacts, --parallel, --server-url and --server-cmd.
 //
-// A scenario (see README "Smoke tests in CI" for the whole format):
+// A scenario (see docs/smoke.md for the whole format):
 //
 //	name: todo list adds an item
 //	env: {BASE: "http://127.0.0.1:8080"}   # defaults; the process environment wins

@@ -178,7 +178,7 @@ func yamlError(file string, err error, pos map[[2]int]string) error {
 		}
 	}
 	if strings.Contains(msg, "unknown field") {
-		msg += " (see README \"Smoke tests in CI\" for the keys)"
+		msg += " (see docs/smoke.md for the keys)"
 	}
 	return &InvalidError{File: file, Line: line, Msg: msg}
 }
