@@ -21,7 +21,9 @@ func WriteReference(w io.Writer) error {
 	for c := range byCap {
 		caps = append(caps, c)
 	}
-	sort.Slice(caps, func(i, j int) bool { return capOrder(caps[i]) < capOrder(caps[j]) || capOrder(caps[i]) == capOrder(caps[j]) && caps[i] < caps[j] })
+	sort.Slice(caps, func(i, j int) bool {
+		return capOrder(caps[i]) < capOrder(caps[j]) || capOrder(caps[i]) == capOrder(caps[j]) && caps[i] < caps[j]
+	})
 
 	var b strings.Builder
 	b.WriteString("# Tools reference\n\n")
