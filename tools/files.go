@@ -125,17 +125,3 @@ func (env *Env) link(p string) string {
 	}
 	return p
 }
-
-// evictOutput keeps the shared output directory under OutputMaxSize (see
-// outdir.Area.Evict); keep is the file just written.
-func (env *Env) evictOutput(keep string) {
-	if env.OutputMaxSize <= 0 {
-		return
-	}
-	a, err := env.filesOf(nil)
-	if err != nil {
-		return
-	}
-	defer a.Close()
-	a.Evict(keep)
-}

@@ -196,7 +196,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		Publish: s.publishResource,
 	}
 	if cfg.SaveSession {
-		env.SessionLog = tools.NewSessionLog(cfg.OutputDir)
+		env.SessionLog = tools.NewSessionLog()
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
