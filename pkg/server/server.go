@@ -158,6 +158,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	s.cancels = newCancels(log)
 	s.cancels.hooks(hooks)
+	s.shortUnknownURIs(hooks)
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
 		// The files tools write, per MCP session (resources.go); the list
