@@ -56,7 +56,8 @@ type Env struct {
 type Context struct {
 	bctx  playwright.BrowserContext
 	env   Env
-	calls calls // goroutines carrying browser calls (door.go)
+	calls calls     // goroutines carrying browser calls (door.go)
+	refs  refLedger // binds refs to the tab whose snapshot issued them (refs.go)
 
 	mu      sync.Mutex
 	tabs    []*Tab
@@ -251,10 +252,18 @@ func (c *Context) addTab(p playwright.Page, selectIt bool) *Tab {
 func (c *Context) Adopt(p playwright.Page) *Tab { return c.addTab(p, false) }
 
 func (c *Context) removeTab(t *Tab) {
+	closedAt := -1
+	// After c.mu is released: the ledger reads t under t.mu.
+	defer func() {
+		if closedAt >= 0 {
+			c.refs.tabClosed(t, closedAt)
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, x := range c.tabs {
 		if x == t {
+			closedAt = i
 			c.tabs = append(c.tabs[:i], c.tabs[i+1:]...)
 			if c.current == t {
 				c.current = nil
