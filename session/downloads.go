@@ -382,11 +382,10 @@ func (e *PageLoadedError) Error() string {
 // when it fails without a download, and with ErrNoDownload (wrapped) when
 // ctx ends first.
 func (g *Generation) DownloadURL(ctx context.Context, url string) (Download, error) {
-	p, err := page.Call(ctx, g.Context, "open a tab for the download", func() (playwright.Page, error) { return g.bc.NewPage() })
+	t, p, err := g.OpenTab(ctx)
 	if err != nil {
 		return Download{}, fmt.Errorf("open a tab for the download: %w", err)
 	}
-	t := g.Adopt(p)
 	defer func() {
 		// Closed even when ctx ended, so no tab is left behind.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -76,6 +76,7 @@ func (g *Generation) pageEnv() page.Env {
 			s.notify(NoticeError, "crash", "tab %d crashed; the next call on it opens a fresh tab", t.ID)
 		},
 		OnDownload: func(t *page.Tab, d playwright.Download) { s.captureDownload(g, t, d) },
+		MaxTabs:    s.cfg.maxTabs(),
 	}
 }
 

@@ -232,19 +232,21 @@ func (s *Server) binaryInfo(ctx context.Context) cloakbrowser.BinaryInfo {
 // sessionConfig is the launch configuration every session starts from.
 func (s *Server) sessionConfig() session.Config {
 	sc := session.Config{
-		ResolveBinary:     s.bin.get,
-		Headless:          s.cfg.Headless,
-		NoSandbox:         s.cfg.SandboxOff(),
-		ExtraArgs:         s.cfg.ExtraArgs,
-		UserDataDir:       s.cfg.UserDataDir,
-		FingerprintSeed:   s.cfg.FingerprintSeed,
-		ActionTimeout:     s.cfg.TimeoutAction,
-		NavigationTimeout: s.cfg.TimeoutNavigation,
-		MaxDownloadBytes:  s.cfg.MaxDownloadBytes,
-		MaxDownloads:      s.cfg.MaxDownloads,
-		IdleTimeout:       s.cfg.IdleAfter(),
-		Log:               s.log,
-		Notify:            s.notes.notice,
+		ResolveBinary:      s.bin.get,
+		Headless:           s.cfg.Headless,
+		NoSandbox:          s.cfg.SandboxOff(),
+		ExtraArgs:          s.cfg.ExtraArgs,
+		UserDataDir:        s.cfg.UserDataDir,
+		FingerprintSeed:    s.cfg.FingerprintSeed,
+		ActionTimeout:      s.cfg.TimeoutAction,
+		NavigationTimeout:  s.cfg.TimeoutNavigation,
+		MaxDownloadBytes:   s.cfg.MaxDownloadBytes,
+		MaxDownloads:       s.cfg.MaxDownloads,
+		MaxTabs:            s.cfg.MaxTabs,
+		MaxConcurrentCalls: s.cfg.MaxConcurrentCalls,
+		IdleTimeout:        s.cfg.IdleAfter(),
+		Log:                s.log,
+		Notify:             s.notes.notice,
 	}
 	if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
 		sc.OutputDir = dir
