@@ -68,7 +68,7 @@ type Context struct {
 	tabs    []*Tab
 	current *Tab
 	nextTab int
-	opening int // tabs NewTab and OpenTab are opening (MaxTabs)
+	opening int           // tabs NewTab and OpenTab are opening (MaxTabs)
 	modalCh chan struct{} // closed when a modal state opens on any tab
 }
 
@@ -293,7 +293,6 @@ func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 	t.wire()
 	return t
 }
-
 
 func (c *Context) removeTab(t *Tab) {
 	closedAt := -1
