@@ -48,6 +48,9 @@ type Env struct {
 	OnConsole  func(t *Tab, typ, text string)
 	OnCrash    func(t *Tab)
 	OnDownload func(t *Tab, d playwright.Download)
+	// OnDownloadEvent, if set, hears of a download's progress as it runs
+	// (downloads.go), on the same goroutine and with the same rule.
+	OnDownloadEvent func(t *Tab, e DownloadEvent)
 	// MaxTabs caps the context's open tabs: NewTab and OpenTab fail with
 	// ErrTooManyTabs past it, and a popup a page opens past it is closed
 	// at once. If zero, no cap.
