@@ -155,8 +155,8 @@ func (s *Session) downloadEvent(g *Generation, e page.DownloadEvent) {
 	case ld == nil:
 		// Begun before the tab watched its downloads: checked at the end.
 	case e.State == "canceled":
-		ld.done, ld.received = true, 0 // Chromium deleted the partial file
-		delete(l.live, e.GUID)
+		ld.done = true
+		delete(l.live, e.GUID) // Chromium deleted the partial file: it counts no more
 	default:
 		if e.State == "completed" || e.Received > ld.received {
 			// The file's size (watchPartial) may be ahead of Chromium's

@@ -121,6 +121,11 @@ func TestHardeningDownloadCapWhileStreaming(t *testing.T) {
 		if !isErr || !strings.Contains(text, fmt.Sprintf("past the cap: this session's downloads may take %d bytes in all (--max-download-bytes", limit)) || !strings.Contains(text, "cancelled") {
 			t.Fatalf("want the download cancelled at the cap, got isError=%v:\n%s", isErr, text)
 		}
+		var at int64
+		_, rest, _ := strings.Cut(text, "cancelled at ")
+		if _, err := fmt.Sscanf(rest, "%d bytes received", &at); err != nil || at <= limit {
+			t.Errorf("the answer does not say how much was received past the cap (%d, %v):\n%s", at, err, text)
+		}
 		if peak > limit+slack {
 			t.Errorf("the partial download reached %d bytes on disk, cap %d", peak, limit)
 		}
