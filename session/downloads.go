@@ -65,6 +65,23 @@ type Download struct {
 
 	tab     *page.Tab // the tab that started it
 	claimed bool
+	rawURL  string              // URL uncut, to match Chromium's report of it
+	pw      playwright.Download // Playwright's handle on it
+	live    *liveDownload       // Chromium's report of it while it runs, once matched
+}
+
+// liveDownload is a download as Chromium reports it while it runs
+// (page.DownloadEvent): the bytes it has received, which sit in the
+// driver's temporary directory until it ends, count against the session's
+// byte budget like the bytes already saved.
+type liveDownload struct {
+	url, suggested string
+	received       int64
+	done           bool                // completed or canceled
+	cancelled      bool                // cancelled for passing the budget
+	usedBefore     int64               // the budget's bytes saved when it was cancelled
+	rec            *Download           // the Download captured for it; nil until matched
+	pw             playwright.Download // rec's
 }
 
 // downloadLog is a session's downloads and its use of the download limits.
@@ -72,10 +89,92 @@ type Download struct {
 type downloadLog struct {
 	mu      sync.Mutex
 	list    []*Download
-	seq     int   // downloads seen, for IDs
-	started int   // downloads admitted (MaxDownloads)
-	bytes   int64 // bytes saved (MaxDownloadBytes)
+	seq     int                      // downloads seen, for IDs
+	started int                      // downloads admitted (MaxDownloads)
+	bytes   int64                    // bytes saved (MaxDownloadBytes)
+	live    map[string]*liveDownload // Chromium's guid → the download's progress
 	changed chan struct{}
+}
+
+// maxLive bounds the downloads in progress kept without a capture matched.
+const maxLive = 64
+
+// inFlight is the bytes the downloads in progress hold; call with mu held.
+func (l *downloadLog) inFlight() int64 {
+	var n int64
+	for _, d := range l.live {
+		n += d.received
+	}
+	return n
+}
+
+// match links rec and ld, both unmatched, when they are the same download
+// (Chromium's id is not in Playwright's API: URL and suggested name); call
+// with mu held.
+func match(rec *Download, ld *liveDownload, pw playwright.Download) bool {
+	if rec.live != nil || ld.rec != nil || rec.Done || rec.rawURL != ld.url || rec.Suggested != ld.suggested {
+		return false
+	}
+	rec.live, ld.rec, ld.pw = ld, rec, pw
+	return true
+}
+
+// downloadEvent holds the session's downloads to its byte budget while they
+// run: the first progress report past MaxDownloadBytes (saved bytes plus
+// the bytes every download in progress has received) cancels the download
+// that reported it, and Chromium deletes its partial file. It runs on
+// Playwright's dispatch goroutine, so the cancel runs on the generation's.
+func (s *Session) downloadEvent(g *Generation, e page.DownloadEvent) {
+	l := &s.downloads
+	l.mu.Lock()
+	if l.live == nil {
+		l.live = map[string]*liveDownload{}
+	}
+	var cancel playwright.Download
+	ld := l.live[e.GUID]
+	switch {
+	case e.State == "begin":
+		ld = &liveDownload{url: e.URL, suggested: e.Suggested}
+		l.live[e.GUID] = ld
+		if g != nil && g.remote == nil && s.drv != nil {
+			tmp, guid := s.drv.TempDir(), e.GUID
+			g.Go(func() { s.watchPartial(g, tmp, guid, ld) })
+		}
+		for _, rec := range l.list {
+			if match(rec, ld, rec.pw) {
+				break
+			}
+		}
+		if len(l.live) > maxLive {
+			for id, d := range l.live {
+				if d.done && d.rec == nil {
+					delete(l.live, id)
+				}
+			}
+		}
+	case ld == nil:
+		// Begun before the tab watched its downloads: checked at the end.
+	case e.State == "canceled":
+		ld.done = true
+		delete(l.live, e.GUID) // Chromium deleted the partial file: it counts no more
+	default:
+		if e.State == "completed" || e.Received > ld.received {
+			// The file's size (watchPartial) may be ahead of Chromium's
+			// last report.
+			ld.received = e.Received
+		}
+		if e.State == "completed" {
+			ld.done = true
+		}
+		if !ld.done && !ld.cancelled && l.bytes+l.inFlight() > s.cfg.maxDownloadBytes() {
+			ld.cancelled, ld.usedBefore = true, l.bytes
+			cancel = ld.pw
+		}
+	}
+	l.mu.Unlock()
+	if cancel != nil {
+		g.Go(func() { _ = cancel.Cancel() })
+	}
 }
 
 // notify wakes the waiters; call with mu held.
@@ -101,7 +200,7 @@ func (s *Session) captureDownload(g *Generation, t *page.Tab, d playwright.Downl
 	shown := displayName(d.SuggestedFilename())
 	l := &s.downloads
 	l.mu.Lock()
-	rec := &Download{URL: page.Cut(d.URL()), Suggested: d.SuggestedFilename(), tab: t}
+	rec := &Download{URL: page.Cut(d.URL()), Suggested: d.SuggestedFilename(), tab: t, rawURL: d.URL(), pw: d}
 	l.seq++
 	rec.ID = l.seq
 	l.list = append(l.list, rec)
@@ -116,7 +215,18 @@ func (s *Session) captureDownload(g *Generation, t *page.Tab, d playwright.Downl
 	} else {
 		l.started++
 	}
+	cancel := false
+	for _, ld := range l.live {
+		if match(rec, ld, d) {
+			// Past the budget before Playwright reported it.
+			cancel = ld.cancelled
+			break
+		}
+	}
 	l.mu.Unlock()
+	if cancel {
+		g.Go(func() { _ = d.Cancel() })
+	}
 	if refused {
 		t.AddEvent(fmt.Sprintf("Download of %s %s", shown, rec.Err))
 		g.Go(func() {
@@ -160,6 +270,9 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 	defer func() { _ = d.Delete() }()
 	tmp, err := d.Path()
 	if err != nil {
+		if over := s.endLive(rec); over != nil {
+			return "", 0, fmt.Errorf("refused: it was cancelled at %d bytes received, past the cap: this session's downloads may take %d bytes in all (--max-download-bytes; %d used before); its partial file was deleted", over.received, s.cfg.maxDownloadBytes(), over.usedBefore)
+		}
 		if f := d.Failure(); f != nil {
 			return "", 0, errors.New(clip.FirstLine(strings.TrimPrefix(f.Error(), "playwright: ")))
 		}
@@ -167,10 +280,11 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 	}
 	st, err := os.Stat(tmp)
 	if err != nil {
+		s.endLive(rec)
 		return "", 0, fmt.Errorf("read the browser's copy: %w", err)
 	}
 	size := st.Size()
-	if err := s.reserveBytes(size); err != nil {
+	if err := s.reserveBytes(rec, size); err != nil {
 		return "", 0, err
 	}
 	if s.cfg.OutputDir == "" {
@@ -191,13 +305,85 @@ func (s *Session) saveDownload(d playwright.Download, rec *Download) (string, in
 	return dest, n, nil
 }
 
-// reserveBytes counts size against the session's byte budget, or says why
-// it does not fit.
-func (s *Session) reserveBytes(size int64) error {
+// partialPoll is how often watchPartial reads the size of a download's
+// partial file: Chromium reports progress only about twice a second, in
+// which a fast server sends a hundred megabytes.
+const partialPoll = 25 * time.Millisecond
+
+// watchPartial holds a download Playwright writes under tmp (the driver's
+// temp dir: playwright-artifacts-*/<guid>.crdownload while it runs) to the
+// budget between Chromium's progress reports: it reads the partial file's
+// size and reports it as progress, until the download ends, is cancelled,
+// or the browser is lost. A browser that writes elsewhere (a remote one)
+// leaves nothing to read: Chromium's reports alone count.
+func (s *Session) watchPartial(g *Generation, tmp, guid string, ld *liveDownload) {
+	pattern := filepath.Join(tmp, "playwright-artifacts-*", guid+".crdownload")
+	l := &s.downloads
+	tick := time.NewTicker(partialPoll)
+	defer tick.Stop()
+	path := ""
+	for range 40 * 60 * 10 { // at most 10 minutes without an end
+		select {
+		case <-tick.C:
+		case <-g.LostCh():
+			return
+		}
+		l.mu.Lock()
+		over := ld.done || ld.cancelled
+		l.mu.Unlock()
+		if over {
+			return
+		}
+		if path == "" {
+			m, _ := filepath.Glob(pattern)
+			if len(m) == 0 {
+				continue
+			}
+			path = m[0]
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return // renamed at its end, or deleted
+		}
+		s.downloadEvent(g, page.DownloadEvent{GUID: guid, Received: st.Size(), State: "inProgress"})
+	}
+}
+
+// endLive stops counting the bytes in progress of rec's download, and
+// returns its progress when it was cancelled for the budget.
+func (s *Session) endLive(rec *Download) *liveDownload {
+	l := &s.downloads
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.endLive(rec)
+}
+
+// endLive is Session.endLive with mu held.
+func (l *downloadLog) endLive(rec *Download) *liveDownload {
+	ld := rec.live
+	if ld == nil {
+		return nil
+	}
+	for id, d := range l.live {
+		if d == ld {
+			delete(l.live, id)
+		}
+	}
+	if ld.cancelled {
+		return ld
+	}
+	return nil
+}
+
+// reserveBytes counts size, rec's finished download, against the session's
+// byte budget in place of its bytes in progress, or says why it does not
+// fit.
+func (s *Session) reserveBytes(rec *Download, size int64) error {
 	limit := s.cfg.maxDownloadBytes()
 	l := &s.downloads
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.endLive(rec)
 	if l.bytes+size > limit {
 		return fmt.Errorf("refused: the file is %d bytes and this session's downloads may take %d bytes in all (%d used); the file was deleted", size, limit, l.bytes)
 	}
@@ -382,11 +568,15 @@ func (e *PageLoadedError) Error() string {
 // when it fails without a download, and with ErrNoDownload (wrapped) when
 // ctx ends first.
 func (g *Generation) DownloadURL(ctx context.Context, url string) (Download, error) {
-	p, err := page.Call(ctx, g.Context, "open a tab for the download", func() (playwright.Page, error) { return g.bc.NewPage() })
+	t, p, err := g.OpenTab(ctx)
 	if err != nil {
 		return Download{}, fmt.Errorf("open a tab for the download: %w", err)
 	}
-	t := g.Adopt(p)
+	// Its bytes are counted as they arrive (downloadEvent); without the
+	// watch, only once it ends.
+	if err := t.WatchDownloads(ctx); err != nil {
+		g.s.log.Debug().Err(err).Msg("download tab: no progress watch")
+	}
 	defer func() {
 		// Closed even when ctx ended, so no tab is left behind.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

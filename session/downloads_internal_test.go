@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 func TestSafeFileName(t *testing.T) {
@@ -63,14 +65,14 @@ func TestCopyIntoNeverOverwrites(t *testing.T) {
 
 func TestDownloadBudget(t *testing.T) {
 	s := &Session{cfg: Config{MaxDownloadBytes: 100}}
-	if err := s.reserveBytes(60); err != nil {
+	if err := s.reserveBytes(&Download{}, 60); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.reserveBytes(50); err == nil || !strings.Contains(err.Error(), "100 bytes in all (60 used)") {
+	if err := s.reserveBytes(&Download{}, 50); err == nil || !strings.Contains(err.Error(), "100 bytes in all (60 used)") {
 		t.Fatalf("over budget: %v", err)
 	}
 	s.releaseBytes(60)
-	if err := s.reserveBytes(100); err != nil {
+	if err := s.reserveBytes(&Download{}, 100); err != nil {
 		t.Fatal(err)
 	}
 	if (Config{}).maxDownloadBytes() != DefaultMaxDownloadBytes || (Config{}).maxDownloads() != DefaultMaxDownloads {
@@ -178,4 +180,40 @@ func TestDisposers(t *testing.T) {
 	close(lost.lostCh)
 	lost.OnDispose("a", func(context.Context) { t.Error("hook ran on a lost browser") })
 	lost.runDisposers(t.Context())
+}
+
+// TestDownloadBudgetWhileStreaming: the bytes downloads in progress have
+// received count with the bytes saved; the first report past the budget
+// marks the download that made it cancelled, and a finished download's
+// bytes in progress give way to its saved size.
+func TestDownloadBudgetWhileStreaming(t *testing.T) {
+	s := &Session{cfg: Config{MaxDownloadBytes: 100}}
+	l := &s.downloads
+	recA := &Download{rawURL: "http://x/a", Suggested: "a.bin"}
+	l.list = append(l.list, recA)
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "a", URL: "http://x/a", Suggested: "a.bin", State: "begin"})
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "b", URL: "http://x/b", Suggested: "b.bin", State: "begin"})
+	if recA.live == nil || recA.live != l.live["a"] {
+		t.Fatal("the capture was not matched with its progress")
+	}
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "a", Received: 60, State: "inProgress"})
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "b", Received: 30, State: "inProgress"})
+	if l.live["a"].cancelled || l.live["b"].cancelled {
+		t.Fatal("cancelled within the budget")
+	}
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "b", Received: 50, State: "inProgress"})
+	if !l.live["b"].cancelled || l.live["a"].cancelled {
+		t.Fatalf("110 bytes of 100: a cancelled %v, b cancelled %v; want b only", l.live["a"].cancelled, l.live["b"].cancelled)
+	}
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "b", State: "canceled"})
+	if _, ok := l.live["b"]; ok || l.inFlight() != 60 {
+		t.Fatalf("a cancelled download still counts: %d in flight", l.inFlight())
+	}
+	s.downloadEvent(nil, page.DownloadEvent{GUID: "a", Received: 70, State: "completed"})
+	if err := s.reserveBytes(recA, 70); err != nil {
+		t.Fatalf("a's own bytes in progress counted against its saved size: %v", err)
+	}
+	if l.inFlight() != 0 || l.bytes != 70 {
+		t.Fatalf("after a was saved: %d in flight, %d saved", l.inFlight(), l.bytes)
+	}
 }

@@ -75,7 +75,9 @@ func (g *Generation) pageEnv() page.Env {
 		OnCrash: func(t *page.Tab) {
 			s.notify(NoticeError, "crash", "tab %d crashed; the next call on it opens a fresh tab", t.ID)
 		},
-		OnDownload: func(t *page.Tab, d playwright.Download) { s.captureDownload(g, t, d) },
+		OnDownload:      func(t *page.Tab, d playwright.Download) { s.captureDownload(g, t, d) },
+		OnDownloadEvent: func(_ *page.Tab, e page.DownloadEvent) { s.downloadEvent(g, e) },
+		MaxTabs:         s.cfg.maxTabs(),
 	}
 }
 

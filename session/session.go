@@ -67,6 +67,13 @@ type Config struct {
 	MaxDownloadBytes int64
 	// MaxDownloads caps the downloads a session may start. If zero, 100.
 	MaxDownloads int
+	// MaxTabs caps the tabs a session may have open: browser_tabs new is
+	// refused past it, and a popup a page opens past it is closed. If
+	// zero, 32.
+	MaxTabs int
+	// MaxConcurrentCalls caps the tool calls a session may have in flight
+	// (BeginCall). If zero, 8.
+	MaxConcurrentCalls int
 	// CDPEndpoint, if set, attaches each generation to the browser at this
 	// DevTools endpoint (http://host:port or ws://…) instead of launching
 	// one: its first context and pages become the generation's. Closing the
@@ -198,6 +205,8 @@ type Session struct {
 
 	// idle records call activity for Config.IdleTimeout (idle.go).
 	idle idleWatch
+	// calls counts the tool calls in flight (calls.go).
+	calls callGate
 
 	// principal is who owns the session (files.go); set once by the
 	// registry before the session is published, "" for stdio.

@@ -1,13 +1,19 @@
 package tools
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -41,21 +47,172 @@ func evaluate(c *tabCall) error {
 	case err != nil:
 		return fmt.Errorf("evaluate: %s", friendlyError(err))
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		b = []byte(fmt.Sprint(v))
+	if err := c.evalResult(v); err != nil {
+		return err
 	}
+	c.settle(nav, seq)
+	return nil
+}
+
+// MaxEvaluateChars bounds the result an evaluate answer shows: its JSON text
+// (as json.MarshalIndent writes it) is cut there, and the answer says how
+// long the whole is. With filename the whole result goes to the file.
+const MaxEvaluateChars = 40000
+
+// evalResult reports an evaluation's result v: saved whole to the file the
+// agent named (a resource of its session), or shown up to
+// MaxEvaluateChars. v is encoded as it is written, piece by piece, so no
+// second whole copy of a huge result is held: an answer cut from a 100 MB
+// string keeps 40,000 characters of it.
+func (c *tabCall) evalResult(v any) error {
 	if name := c.args.String("filename", ""); name != "" {
-		p, err := c.writeOutput(name, "evaluate", ".json", b)
+		p, err := c.writeOutputFrom(name, "evaluate", ".json", func(w io.Writer) error {
+			bw := bufio.NewWriter(w)
+			if err := writeJSON(bw, v, ""); err != nil {
+				return err
+			}
+			return bw.Flush()
+		})
 		if err != nil {
 			return err
 		}
 		c.resp.Result("- [Evaluation result](%s)", c.env.link(p))
 		return nil
 	}
-	c.resp.ResultText(string(b))
-	c.settle(nav, seq)
+	w := &capWriter{max: MaxEvaluateChars}
+	_ = writeJSON(w, v, "") // a capWriter never fails
+	c.resp.ResultText(w.buf.String())
+	if w.chars > MaxEvaluateChars {
+		c.resp.Result("[Result cut: it is %d characters of JSON, the first %d are shown. Pass filename to browser_evaluate to save all of it as a file]", w.chars, MaxEvaluateChars)
+	}
 	return nil
+}
+
+// capWriter keeps the first max characters written to it and counts them
+// all.
+type capWriter struct {
+	buf   strings.Builder
+	max   int64
+	chars int64
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	n := int64(utf8.RuneCount(p))
+	if room := w.max - w.chars; room > 0 {
+		if n <= room {
+			w.buf.Write(p)
+		} else {
+			w.buf.WriteString(clip.Prefix(string(p), int(room)))
+		}
+	}
+	w.chars += n
+	return len(p), nil
+}
+
+// jsonChunk is how much of a long string writeJSON escapes at a time.
+const jsonChunk = 32 << 10
+
+// writeJSON writes v, a value Playwright returned (maps, slices, strings,
+// numbers, booleans, nil), as json.MarshalIndent(v, indent, "  ") would,
+// without building it whole: objects and arrays element by element, long
+// strings a chunk at a time. NaN and ±Infinity, which JSON lacks, are
+// written as JavaScript spells them.
+func writeJSON(w io.Writer, v any, indent string) error {
+	var err error
+	put := func(s string) {
+		if err == nil {
+			_, err = io.WriteString(w, s)
+		}
+	}
+	inner := indent + "  "
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			put("null")
+			break
+		}
+		if len(x) == 0 {
+			put("{}")
+			break
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		put("{\n")
+		for i, k := range keys {
+			kb, _ := json.Marshal(k)
+			put(inner)
+			put(string(kb))
+			put(": ")
+			if err == nil {
+				err = writeJSON(w, x[k], inner)
+			}
+			if i < len(keys)-1 {
+				put(",")
+			}
+			put("\n")
+		}
+		put(indent + "}")
+	case []any:
+		if x == nil {
+			put("null")
+			break
+		}
+		if len(x) == 0 {
+			put("[]")
+			break
+		}
+		put("[\n")
+		for i, e := range x {
+			put(inner)
+			if err == nil {
+				err = writeJSON(w, e, inner)
+			}
+			if i < len(x)-1 {
+				put(",")
+			}
+			put("\n")
+		}
+		put(indent + "]")
+	case string:
+		if len(x) <= jsonChunk {
+			b, _ := json.Marshal(x)
+			put(string(b))
+			break
+		}
+		put(`"`)
+		for len(x) > 0 && err == nil {
+			n := min(jsonChunk, len(x))
+			for n < len(x) && !utf8.RuneStart(x[n]) {
+				n++
+			}
+			b, _ := json.Marshal(x[:n])
+			put(string(b[1 : len(b)-1]))
+			x = x[n:]
+		}
+		put(`"`)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			put("NaN")
+		case math.IsInf(x, 1):
+			put("Infinity")
+		case math.IsInf(x, -1):
+			put("-Infinity")
+		default:
+			b, _ := json.Marshal(x)
+			put(string(b))
+		}
+	default:
+		b, merr := json.MarshalIndent(x, indent, "  ")
+		if merr != nil {
+			b = []byte(fmt.Sprint(x))
+		}
+		put(string(b))
+	}
+	return err
 }
 
 // runCodeUnsafe refuses: upstream runs the snippet with a Node Playwright

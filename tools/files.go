@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"io"
 	"mime"
 	"os"
 	"path/filepath"
@@ -74,12 +75,20 @@ func (c *tabCall) inputFiles(paths []string) ([]page.InputFile, error) {
 // session (resources.go); a generated name (a screenshot shown inline)
 // does not.
 func (c *tabCall) writeOutput(name, prefix, ext string, data []byte) (string, error) {
+	return c.writeOutputFrom(name, prefix, ext, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeOutputFrom is writeOutput with the content written by fill.
+func (c *tabCall) writeOutputFrom(name, prefix, ext string, fill func(io.Writer) error) (string, error) {
 	a, err := c.env.filesOf(c.sess)
 	if err != nil {
 		return "", err
 	}
 	defer a.Close()
-	p, err := a.Write(name, prefix, ext, data)
+	p, err := a.WriteFrom(name, prefix, ext, fill)
 	if err == nil && name != "" {
 		c.publish(p, outputKind(prefix, ext))
 	}
@@ -124,18 +133,4 @@ func (env *Env) link(p string) string {
 		}
 	}
 	return p
-}
-
-// evictOutput keeps the shared output directory under OutputMaxSize (see
-// outdir.Area.Evict); keep is the file just written.
-func (env *Env) evictOutput(keep string) {
-	if env.OutputMaxSize <= 0 {
-		return
-	}
-	a, err := env.filesOf(nil)
-	if err != nil {
-		return
-	}
-	defer a.Close()
-	a.Evict(keep)
 }

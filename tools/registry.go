@@ -202,14 +202,35 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 			defer stop()
 		}
 		a := Args{m: args, aliases: t.Aliases}
-		stopProgress := env.startProgress(ctx, t.Def.Name, req, a)
-		r := t.Handle(ctx, env, a)
-		stopProgress()
+		var r *Response
+		if end, err := env.admit(ctx, t); err != nil {
+			r = (&Response{}).Error("%v", err)
+		} else {
+			defer end()
+			stopProgress := env.startProgress(ctx, t.Def.Name, req, a)
+			r = t.Handle(ctx, env, a)
+			stopProgress()
+		}
 		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")
 		res = env.build(r)
 		env.SessionLog.record(ctx, env, t.Def.Name, args, res)
 		return res, nil
 	}
+}
+
+// admit counts a call against its session's cap on calls in flight
+// (session.BeginCall); local tools, which never touch the browser, are not
+// counted. A call whose session cannot be found is admitted: the tool says
+// why.
+func (env *Env) admit(ctx context.Context, t *Tool) (end func(), err error) {
+	if t.Cap == "local" || env.Session == nil {
+		return func() {}, nil
+	}
+	sess, err := env.Session(ctx)
+	if err != nil || sess == nil {
+		return func() {}, nil
+	}
+	return sess.BeginCall()
 }
 
 func decodeArgs(req mcp.CallToolRequest) (map[string]any, error) {

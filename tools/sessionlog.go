@@ -4,30 +4,31 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // SessionLog writes every tool call and its response text to a markdown
-// file in the output directory (--save-session), one file per MCP session,
-// appended after each call. Arguments and responses go through the
+// file in the caller's own directory of the output directory
+// (--save-session): the output directory itself for stdio and token-less
+// HTTP, <output-dir>/<principal>/ for a bearer token. One file per MCP
+// session, appended after each call through the directory's os.Root, and
+// counted in that principal's --output-max-size budget only: a log never
+// evicts another principal's files. Arguments and responses go through the
 // --secrets redaction first.
 type SessionLog struct {
-	// Dir is the output directory the logs are written in.
-	Dir string
-
 	mu    sync.Mutex
-	files map[string]string // session id → log path
+	files map[string]string // session id → log name in its principal's directory
 }
 
-// NewSessionLog returns a SessionLog writing into dir.
-func NewSessionLog(dir string) *SessionLog {
-	return &SessionLog{Dir: dir, files: map[string]string{}}
+// NewSessionLog returns a SessionLog.
+func NewSessionLog() *SessionLog {
+	return &SessionLog{files: map[string]string{}}
 }
 
 // record appends one call to its session's log. A failure is logged, never
@@ -37,9 +38,10 @@ func (l *SessionLog) record(ctx context.Context, env *Env, tool string, args map
 		return
 	}
 	id := "session"
+	var sess *session.Session
 	if env.Session != nil {
 		if s, err := env.Session(ctx); err == nil && s != nil {
-			id = s.ID()
+			sess, id = s, s.ID()
 		}
 	}
 	argText, err := json.MarshalIndent(args, "", "  ")
@@ -63,29 +65,23 @@ func (l *SessionLog) record(ctx context.Context, env *Env, tool string, args map
 	fmt.Fprintf(&b, "\n\n- Args\n\n```json\n%s\n```\n\n- Result\n\n````markdown\n%s\n````\n\n", argText, strings.Join(out, "\n"))
 	text := env.Output.Secrets.Redact(b.String())
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p, ok := l.files[id]
-	if !ok {
-		if err := os.MkdirAll(l.Dir, 0o755); err != nil {
-			env.Log.Warn().Err(err).Msg("session log: cannot create the output directory")
-			return
-		}
-		name := fmt.Sprintf("session-%s-%s.md", time.Now().UTC().Format("2006-01-02T15-04-05.000Z"), safeName(id))
-		p = filepath.Join(l.Dir, name)
-		l.files[id] = p
-		text = fmt.Sprintf("# Session %s\n\n", safeName(id)) + text
-	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	a, err := env.filesOf(sess)
 	if err != nil {
-		env.Log.Warn().Err(err).Msg("session log: cannot open the log")
+		env.Log.Warn().Err(err).Msg("session log: cannot open the output directory")
 		return
 	}
-	defer f.Close()
-	if _, err := f.WriteString(text); err != nil {
+	defer a.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	name, ok := l.files[id]
+	if !ok {
+		name = fmt.Sprintf("session-%s-%s.md", time.Now().UTC().Format("2006-01-02T15-04-05.000Z"), safeName(id))
+		l.files[id] = name
+		text = fmt.Sprintf("# Session %s\n\n", safeName(id)) + text
+	}
+	if _, err := a.Append(name, []byte(text)); err != nil {
 		env.Log.Warn().Err(err).Msg("session log: cannot write the log")
 	}
-	env.evictOutput(p)
 }
 
 // safeName keeps a session id usable in a file name.

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -225,11 +224,9 @@ func evaluateWithTimeout(c *tabCall) error {
 	case err != nil:
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		b = []byte(fmt.Sprint(v))
+	if err := c.evalResult(v); err != nil {
+		return err
 	}
-	c.resp.ResultText(string(b))
 	c.tab.Settle(c.ctx, nav, seq)
 	return nil
 }

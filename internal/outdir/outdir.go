@@ -242,6 +242,37 @@ func (a *Area) WriteFrom(name, prefix, ext string, fill func(io.Writer) error) (
 	return p, nil
 }
 
+// Append appends data to a file of the area (created when missing, with
+// its parent directories), keeps the area under MaxSize, and returns the
+// file's path. An append-only log (--save-session) grows through it.
+func (a *Area) Append(name string, data []byte) (string, error) {
+	rel, p, err := a.Resolve(name, "", "")
+	if err != nil {
+		return "", err
+	}
+	if rel == "" {
+		return "", fmt.Errorf("file %s is outside the output directory %s; use a relative name", Quote(name), a.dir)
+	}
+	if d := filepath.Dir(rel); d != "." {
+		if err := a.root.MkdirAll(d, 0o755); err != nil {
+			return "", a.refused(name, err)
+		}
+	}
+	f, err := a.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return "", a.refused(name, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("append to %s: %w", p, err)
+	}
+	a.Evict(p)
+	return p, nil
+}
+
 // Read reads a regular file of the area: a relative name, or an absolute
 // path inside the area (anywhere when unrestricted). maxBytes bounds its
 // size.

@@ -49,3 +49,41 @@ func TestOpenRoot(t *testing.T) {
 		t.Fatalf("something was created outside: %v", ents)
 	}
 }
+
+// TestAppendEvictsWithinThePrincipal: an append-only log grows through the
+// principal's root and evicts only that principal's older files.
+func TestAppendEvictsWithinThePrincipal(t *testing.T) {
+	base := t.TempDir()
+	open := func(p string) *Area {
+		a, err := Open(Options{Base: base, Principal: p, MaxSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.Close)
+		return a
+	}
+	a, b := open("token-a"), open("token-b")
+	if _, err := a.Write("a-old.txt", "", "", []byte(strings.Repeat("a", 60))); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := b.Append("log.md", []byte(strings.Repeat("b", 40))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(base, "token-b", "log.md")); err != nil || st.Size() != 120 {
+		t.Fatalf("b's log: %v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "token-a", "a-old.txt")); err != nil {
+		t.Fatalf("b's log evicted a's file: %v", err)
+	}
+	if _, err := a.Append("log.md", []byte(strings.Repeat("a", 60))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "token-a", "a-old.txt")); err == nil {
+		t.Fatal("a's log did not evict a's older file past a's budget")
+	}
+	if _, err := a.Append("../token-b/log.md", []byte("x")); err == nil {
+		t.Fatal("an append left the area")
+	}
+}

@@ -80,6 +80,12 @@ type Config struct {
 	MaxDownloadBytes int64
 	// MaxDownloads caps the downloads one session may start. Default 100.
 	MaxDownloads int
+	// MaxTabs caps the tabs one session may have open (browser_tabs new
+	// and the popups its pages open). Default 32.
+	MaxTabs int
+	// MaxConcurrentCalls caps the tool calls one session may have in
+	// flight; one more is refused at once as busy. Default 8.
+	MaxConcurrentCalls int
 
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string
@@ -311,23 +317,25 @@ type CDP struct {
 // Default returns the configuration with every default filled in.
 func Default() Config {
 	return Config{
-		Transport:         TransportStdio,
-		Headless:          true,
-		OutputDir:         ".playwright-mcp",
-		TimeoutAction:     5 * time.Second,
-		TimeoutNavigation: 60 * time.Second,
-		MaxDownloadBytes:  256 << 20,
-		MaxDownloads:      100,
-		LogLevel:          "info",
-		Codegen:           "typescript",
-		ImageResponses:    "allow",
-		SnapshotMode:      "outline",
-		ConsoleLevel:      "info",
-		TestIDAttribute:   "data-testid",
-		FilePaths:         "relative",
-		CDPTimeout:        30 * time.Second,
-		BrowserEngine:     "cloak",
-		ReleaseChannel:    "stable",
+		Transport:          TransportStdio,
+		Headless:           true,
+		OutputDir:          ".playwright-mcp",
+		TimeoutAction:      5 * time.Second,
+		TimeoutNavigation:  60 * time.Second,
+		MaxDownloadBytes:   256 << 20,
+		MaxDownloads:       100,
+		MaxTabs:            32,
+		MaxConcurrentCalls: 8,
+		LogLevel:           "info",
+		Codegen:            "typescript",
+		ImageResponses:     "allow",
+		SnapshotMode:       "outline",
+		ConsoleLevel:       "info",
+		TestIDAttribute:    "data-testid",
+		FilePaths:          "relative",
+		CDPTimeout:         30 * time.Second,
+		BrowserEngine:      "cloak",
+		ReleaseChannel:     "stable",
 		HTTP: HTTP{
 			Host:           "127.0.0.1",
 			Port:           3000,
@@ -438,6 +446,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxDownloads < 1 {
 		bad("--max-downloads", c.MaxDownloads, "must be at least 1")
+	}
+	if c.MaxTabs < 1 {
+		bad("--max-tabs", c.MaxTabs, "must be at least 1")
+	}
+	if c.MaxConcurrentCalls < 1 {
+		bad("--max-concurrent-calls", c.MaxConcurrentCalls, "must be at least 1")
 	}
 	if c.ViewportSize != "" {
 		if w, h, ok := c.Viewport(); !ok || w <= 0 || h <= 0 {

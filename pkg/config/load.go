@@ -160,6 +160,8 @@ var coreSettings = []setting{
 		return nil
 	}},
 	{flags: []string{"max-downloads"}, env: envs("MAX_DOWNLOADS"), help: "downloads one session may start (default 100)", set: integer(func(c *Config) *int { return &c.MaxDownloads })},
+	{flags: []string{"max-tabs"}, env: envs("MAX_TABS"), help: "tabs one session may have open, its pages' popups included (default 32)", set: integer(func(c *Config) *int { return &c.MaxTabs })},
+	{flags: []string{"max-concurrent-calls"}, env: envs("MAX_CONCURRENT_CALLS"), help: "tool calls one session may have in flight; one more is refused as busy (default 8)", set: integer(func(c *Config) *int { return &c.MaxConcurrentCalls })},
 	{flags: []string{"log-level"}, env: envs("LOG_LEVEL"), help: "debug, info, warn or error (logs go to stderr)", set: str(func(c *Config) *string { return &c.LogLevel })},
 
 	{flags: []string{"http-host", "host"}, env: envs("HTTP_HOST"), help: "HTTP bind address (default 127.0.0.1)", set: str(func(c *Config) *string { return &c.HTTP.Host })},

@@ -271,6 +271,16 @@ func (d *Driver) Restarts() int {
 	return d.restarts
 }
 
+// TempDir is the driver's TMPDIR: its private one, or the process's where it
+// has none. Playwright writes its browsers' downloads under it while they
+// run (playwright-artifacts-*/<guid>.crdownload).
+func (d *Driver) TempDir() string {
+	if d.tmp != "" {
+		return d.tmp
+	}
+	return os.TempDir()
+}
+
 // Pid is the current driver's process id, or 0.
 func (d *Driver) Pid() int {
 	d.mu.Lock()

@@ -7,6 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
 // MCP resources: the files tools write (tools/resources.go builds each
@@ -61,4 +63,34 @@ func (s *Server) publishResource(ctx context.Context, res server.ServerResource)
 		return
 	}
 	s.log.Debug().Str("session", id).Str("resource", uri).Msg("resource published")
+}
+
+// shortUnknownURIs keeps resources/read's "not found" error short: mcp-go
+// quotes the URI it could not find whole ("handler not found for resource
+// URI '%s'"), so a 100,000-character URI came back as a 100,100-character
+// error. A URI longer than clip.Max that names no resource of the caller's
+// session or of the server is replaced, before mcp-go looks it up, by its
+// clipped form (its first clip.Max characters, "…" and its length), which
+// names nothing either: the answer stays mcp-go's own "resource not found"
+// (the same JSON-RPC code), quoting at most clip.Max characters. mcp-go
+// hands the hook the request it then looks up (server/request_handler.go).
+func (s *Server) shortUnknownURIs(hooks *server.Hooks) {
+	hooks.AddBeforeReadResource(func(ctx context.Context, _ any, req *mcp.ReadResourceRequest) {
+		uri := req.Params.URI
+		if short := clip.Short(uri); short != uri && !s.knownResource(ctx, uri) {
+			req.Params.URI = short
+		}
+	})
+}
+
+// knownResource reports whether uri is a resource of the MCP session of ctx
+// or of the server.
+func (s *Server) knownResource(ctx context.Context, uri string) bool {
+	if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithResources); ok {
+		if _, ok := cs.GetSessionResources()[uri]; ok {
+			return true
+		}
+	}
+	_, ok := s.mcp.ListResources()[uri]
+	return ok
 }

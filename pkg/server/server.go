@@ -166,6 +166,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	s.cancels = newCancels(log)
 	s.cancels.hooks(hooks)
+	s.shortUnknownURIs(hooks)
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
 		// The files tools write, per MCP session (resources.go); the list
@@ -204,7 +205,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		Publish: s.publishResource,
 	}
 	if cfg.SaveSession {
-		env.SessionLog = tools.NewSessionLog(cfg.OutputDir)
+		env.SessionLog = tools.NewSessionLog()
 	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
@@ -239,19 +240,21 @@ func (s *Server) binaryInfo(ctx context.Context) cloakbrowser.BinaryInfo {
 // sessionConfig is the launch configuration every session starts from.
 func (s *Server) sessionConfig() session.Config {
 	sc := session.Config{
-		ResolveBinary:     s.bin.get,
-		Headless:          s.cfg.Headless,
-		NoSandbox:         s.cfg.SandboxOff(),
-		ExtraArgs:         s.cfg.ExtraArgs,
-		UserDataDir:       s.cfg.UserDataDir,
-		FingerprintSeed:   s.cfg.FingerprintSeed,
-		ActionTimeout:     s.cfg.TimeoutAction,
-		NavigationTimeout: s.cfg.TimeoutNavigation,
-		MaxDownloadBytes:  s.cfg.MaxDownloadBytes,
-		MaxDownloads:      s.cfg.MaxDownloads,
-		IdleTimeout:       s.cfg.IdleAfter(),
-		Log:               s.log,
-		Notify:            s.notes.notice,
+		ResolveBinary:      s.bin.get,
+		Headless:           s.cfg.Headless,
+		NoSandbox:          s.cfg.SandboxOff(),
+		ExtraArgs:          s.cfg.ExtraArgs,
+		UserDataDir:        s.cfg.UserDataDir,
+		FingerprintSeed:    s.cfg.FingerprintSeed,
+		ActionTimeout:      s.cfg.TimeoutAction,
+		NavigationTimeout:  s.cfg.TimeoutNavigation,
+		MaxDownloadBytes:   s.cfg.MaxDownloadBytes,
+		MaxDownloads:       s.cfg.MaxDownloads,
+		MaxTabs:            s.cfg.MaxTabs,
+		MaxConcurrentCalls: s.cfg.MaxConcurrentCalls,
+		IdleTimeout:        s.cfg.IdleAfter(),
+		Log:                s.log,
+		Notify:             s.notes.notice,
 	}
 	if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
 		sc.OutputDir = dir

@@ -2,6 +2,7 @@ package page
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -47,6 +48,13 @@ type Env struct {
 	OnConsole  func(t *Tab, typ, text string)
 	OnCrash    func(t *Tab)
 	OnDownload func(t *Tab, d playwright.Download)
+	// OnDownloadEvent, if set, hears of a download's progress as it runs
+	// (downloads.go), on the same goroutine and with the same rule.
+	OnDownloadEvent func(t *Tab, e DownloadEvent)
+	// MaxTabs caps the context's open tabs: NewTab and OpenTab fail with
+	// ErrTooManyTabs past it, and a popup a page opens past it is closed
+	// at once. If zero, no cap.
+	MaxTabs int
 }
 
 // Context is one Playwright browser context seen through the door: its
@@ -56,12 +64,14 @@ type Env struct {
 type Context struct {
 	bctx  playwright.BrowserContext
 	env   Env
-	calls calls // goroutines carrying browser calls (door.go)
+	calls calls     // goroutines carrying browser calls (door.go)
+	refs  refLedger // binds refs to the tab whose snapshot issued them (refs.go)
 
 	mu      sync.Mutex
 	tabs    []*Tab
 	current *Tab
 	nextTab int
+	opening int           // tabs NewTab and OpenTab are opening (MaxTabs)
 	modalCh chan struct{} // closed when a modal state opens on any tab
 }
 
@@ -69,9 +79,9 @@ type Context struct {
 // selected), and so does every page it opens later.
 func NewContext(bctx playwright.BrowserContext, env Env) *Context {
 	c := &Context{bctx: bctx, env: env}
-	bctx.OnPage(func(p playwright.Page) { c.addTab(p, false) })
+	bctx.OnPage(func(p playwright.Page) { c.addTab(p, false, true) })
 	for _, p := range bctx.Pages() {
-		c.addTab(p, true)
+		c.addTab(p, true, false)
 	}
 	return c
 }
@@ -130,13 +140,42 @@ func (c *Context) CurrentTab(ctx context.Context) (*Tab, error) {
 	return c.NewTab(ctx)
 }
 
+// ErrTooManyTabs means the context has Env.MaxTabs tabs open.
+var ErrTooManyTabs = errors.New("too many tabs")
+
 // NewTab opens a tab and selects it.
 func (c *Context) NewTab(ctx context.Context) (*Tab, error) {
+	t, _, err := c.openTab(ctx, true)
+	return t, err
+}
+
+// OpenTab opens a tab for the lifecycle's own use (a download's), without
+// selecting it, and returns it with its page. It counts against MaxTabs.
+func (c *Context) OpenTab(ctx context.Context) (*Tab, playwright.Page, error) {
+	return c.openTab(ctx, false)
+}
+
+func (c *Context) openTab(ctx context.Context, selectIt bool) (*Tab, playwright.Page, error) {
+	c.mu.Lock()
+	if max := c.env.MaxTabs; max > 0 && len(c.tabs)+c.opening >= max {
+		n := len(c.tabs)
+		c.mu.Unlock()
+		return nil, nil, fmt.Errorf("%w: this session has %d tabs open, its limit (--max-tabs); close one with browser_tabs action=close first", ErrTooManyTabs, n)
+	}
+	// Reserved until the tab is listed: the page event for it, which may
+	// come first, must not find the cap reached.
+	c.opening++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.opening--
+		c.mu.Unlock()
+	}()
 	p, err := call(ctx, c, "open a tab", stopOn{bound: c.env.NavigationTimeout}, func() (playwright.Page, error) { return c.bctx.NewPage() })
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.addTab(p, true), nil
+	return c.addTab(p, selectIt, false), p, nil
 }
 
 // Select makes the tab at index current and brings it to the front. No
@@ -223,7 +262,10 @@ func (c *Context) replaceCrashed(ctx context.Context, t *Tab) (*Tab, error) {
 // for a tab NewTab is wiring, dispatches none of the page's own events
 // before the tab hears them. Wiring never waits on the dispatch goroutine:
 // subscriptions are sent to the driver without waiting for a reply.
-func (c *Context) addTab(p playwright.Page, selectIt bool) *Tab {
+//
+// A popup (a page a page opened) past MaxTabs is closed at once, unlisted,
+// and the selected tab's events say so.
+func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 	c.mu.Lock()
 	for _, t := range c.tabs {
 		if t.p == p {
@@ -234,6 +276,15 @@ func (c *Context) addTab(p playwright.Page, selectIt bool) *Tab {
 			<-t.wired
 			return t
 		}
+	}
+	if max := c.env.MaxTabs; popup && max > 0 && len(c.tabs) >= max+c.opening {
+		n, cur := len(c.tabs), c.current
+		c.mu.Unlock()
+		c.Go(func() { _ = p.Close() })
+		if cur != nil {
+			cur.AddEvent(fmt.Sprintf("A page opened a popup; it was closed at once: this session has %d tabs open, its limit (--max-tabs)", n))
+		}
+		return nil
 	}
 	c.nextTab++
 	t := newTab(c, p, c.nextTab)
@@ -246,15 +297,19 @@ func (c *Context) addTab(p playwright.Page, selectIt bool) *Tab {
 	return t
 }
 
-// Adopt returns the tab of p, a page the lifecycle opened in this context
-// itself (page.Call), without selecting it.
-func (c *Context) Adopt(p playwright.Page) *Tab { return c.addTab(p, false) }
-
 func (c *Context) removeTab(t *Tab) {
+	closedAt := -1
+	// After c.mu is released: the ledger reads t under t.mu.
+	defer func() {
+		if closedAt >= 0 {
+			c.refs.tabClosed(t, closedAt)
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, x := range c.tabs {
 		if x == t {
+			closedAt = i
 			c.tabs = append(c.tabs[:i], c.tabs[i+1:]...)
 			if c.current == t {
 				c.current = nil

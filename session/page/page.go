@@ -314,6 +314,7 @@ func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
 		return t.cdpSess, nil
 	}
 	t.cdpSess = s
+	t.watchDownloads(s)
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mxschmitt/playwright-go"
 
@@ -19,6 +20,131 @@ type tabRefs struct {
 	ownAI bool
 	aria  *snapshot.Tree
 	role  *snapshot.Tree
+	// roleDoc is the tab's docNav when role was taken: a role ref names an
+	// element of that document only.
+	roleDoc int
+	// aiSeq, ariaSeq and roleSeq order the tab's last snapshot of each kind
+	// among all snapshots of its context's tabs (refLedger); 0: none.
+	aiSeq, ariaSeq, roleSeq uint64
+}
+
+// seq is the order of the tab's last snapshot of kind.
+func (r *tabRefs) seq(kind snapshot.RefKind) uint64 {
+	switch kind {
+	case snapshot.RefAI:
+		return r.aiSeq
+	case snapshot.RefARIA:
+		return r.ariaSeq
+	case snapshot.RefRole:
+		return r.roleSeq
+	}
+	return 0
+}
+
+// holds reports whether the tab's last snapshot of kind issued ref (snap is
+// its last whole AI snapshot).
+func (r *tabRefs) holds(kind snapshot.RefKind, ref string, snap *Snapshot) bool {
+	switch kind {
+	case snapshot.RefAI:
+		return snap != nil && strings.Contains(snap.Text, "[ref="+ref+"]")
+	case snapshot.RefARIA:
+		if r.aria == nil {
+			return false
+		}
+		_, ok := r.aria.Backend(ref)
+		return ok
+	case snapshot.RefRole:
+		if r.role == nil {
+			return false
+		}
+		_, ok := r.role.RoleRef(ref)
+		return ok
+	}
+	return false
+}
+
+// refLedger binds refs to the snapshot that issued them. Every tab numbers
+// its refs from e1 (ax1, r1), so the same ref names different elements on
+// different tabs: a ref resolves on a tab only when no snapshot of another
+// tab — open, or closed since — newer than the tab's own of that kind
+// issued it too. Otherwise the agent, which saw the other tab's snapshot
+// last, would act on an element of this one it never meant.
+type refLedger struct {
+	mu     sync.Mutex
+	seq    uint64
+	closed []closedRefs // the tabs closed last, oldest first
+}
+
+// maxClosedRefs bounds the closed tabs whose refs the ledger keeps: a ref
+// of a tab closed longer ago is older than any snapshot taken since.
+const maxClosedRefs = 16
+
+// closedRefs are the refs of a closed tab.
+type closedRefs struct {
+	index int // the tab's position when it closed
+	refs  tabRefs
+	snap  *Snapshot
+}
+
+// next numbers a new snapshot.
+func (l *refLedger) next() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	return l.seq
+}
+
+// tabClosed keeps the refs of t, closed at position index.
+func (l *refLedger) tabClosed(t *Tab, index int) {
+	t.mu.Lock()
+	c := closedRefs{index: index, refs: t.refs, snap: t.snap}
+	t.mu.Unlock()
+	if c.refs.aiSeq == 0 && c.refs.ariaSeq == 0 && c.refs.roleSeq == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = append(l.closed, c)
+	if len(l.closed) > maxClosedRefs {
+		l.closed = append([]closedRefs(nil), l.closed[len(l.closed)-maxClosedRefs:]...)
+	}
+}
+
+// closedHolder returns the position of the closed tab whose snapshot of
+// kind, newer than after, issued ref last.
+func (l *refLedger) closedHolder(kind snapshot.RefKind, ref string, after uint64) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.closed) - 1; i >= 0; i-- {
+		c := l.closed[i]
+		if c.refs.seq(kind) > after && c.refs.holds(kind, ref, c.snap) {
+			return c.index, true
+		}
+	}
+	return 0, false
+}
+
+// refElsewhere fails when ref, of kind, was issued by a snapshot of another
+// tab (open, or closed since) newer than t's own snapshot of that kind.
+func (t *Tab) refElsewhere(kind snapshot.RefKind, ref string) error {
+	t.mu.Lock()
+	mine := t.refs.seq(kind)
+	t.mu.Unlock()
+	for i, o := range t.c.Tabs() {
+		if o == t {
+			continue
+		}
+		o.mu.Lock()
+		newer := o.refs.seq(kind) > mine && o.refs.holds(kind, ref, o.snap)
+		o.mu.Unlock()
+		if newer {
+			return refErr(ref, "Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", ref, i)
+		}
+	}
+	if i, ok := t.c.refs.closedHolder(kind, ref, mine); ok {
+		return refErr(ref, "Ref %s is from the snapshot of tab %d, which was closed since; it names nothing on the current tab: take a new snapshot here", ref, i)
+	}
+	return nil
 }
 
 // refKey is the tab's key in the session's ref cache: the browser endpoint
@@ -79,7 +205,13 @@ func (t *Tab) Locate(ctx context.Context, target string) (*Element, error) {
 	}
 	var loc playwright.Locator
 	var err error
-	switch snapshot.ClassifyRef(target) {
+	kind := snapshot.ClassifyRef(target)
+	if kind != snapshot.RefNone {
+		if err := t.refElsewhere(kind, target); err != nil {
+			return nil, err
+		}
+	}
+	switch kind {
 	case snapshot.RefAI:
 		loc, err = t.locateAI(ctx, target)
 	case snapshot.RefRole:
@@ -146,7 +278,11 @@ func (t *Tab) byRole(rr snapshot.RoleRef) playwright.Locator {
 func (t *Tab) locateRole(ctx context.Context, ref string) (playwright.Locator, error) {
 	t.mu.Lock()
 	tree := t.refs.role
+	earlier := tree != nil && t.refs.roleDoc != t.docNav
 	t.mu.Unlock()
+	if earlier {
+		return nil, refErr(ref, "Ref %s is from a role snapshot of an earlier page of this tab; take a new one with browser_snapshot mode=role", ref)
+	}
 	if tree == nil {
 		if e, ok := t.cachedRefs(ctx); ok {
 			tree = e.Role

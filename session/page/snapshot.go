@@ -180,6 +180,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			t.snapBase = r.NewBase
 		}
 		t.refs.ownAI = true
+		t.refs.aiSeq = t.c.refs.next()
 		t.mu.Unlock()
 		if tree, err := s.Tree(); err == nil {
 			t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.AI = snapshot.AIRefs(tree) })
@@ -231,6 +232,7 @@ func (t *Tab) ARIASnapshot(ctx context.Context) (*snapshot.Tree, error) {
 	tree := snapshot.FromAXTree(nodes, snapshot.AXOptions{Previous: prev})
 	t.mu.Lock()
 	t.refs.aria = tree
+	t.refs.ariaSeq = t.c.refs.next()
 	t.mu.Unlock()
 	t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.ARIA = tree })
 	return tree, nil
@@ -249,6 +251,8 @@ func (t *Tab) RoleSnapshot(ctx context.Context, o snapshot.RoleOptions) (*snapsh
 	tree := snapshot.RoleTree(nodes, o)
 	t.mu.Lock()
 	t.refs.role = tree
+	t.refs.roleDoc = t.docNav
+	t.refs.roleSeq = t.c.refs.next()
 	t.mu.Unlock()
 	t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.Role = tree })
 	return tree, nil

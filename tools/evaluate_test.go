@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestWriteJSONAsMarshalIndent: writeJSON writes what json.MarshalIndent
+// writes for the values Playwright returns, long strings included.
+func TestWriteJSONAsMarshalIndent(t *testing.T) {
+	long := strings.Repeat("a<b>&\u2028é😀\"\\\x01", jsonChunk/5) // multi-byte runes across chunk edges
+	cases := map[string]any{
+		"nil":          nil,
+		"string":       "hi <there> & \"you\"",
+		"long string":  long,
+		"invalid utf8": strings.Repeat("x", jsonChunk-1) + "\xff\xfe" + strings.Repeat("y", jsonChunk),
+		"number":       42.5,
+		"bool":         true,
+		"empty map":    map[string]any{},
+		"nil map":      map[string]any(nil),
+		"empty slice":  []any{},
+		"nil slice":    []any(nil),
+		"nested": map[string]any{
+			"b": []any{1.0, "two", map[string]any{"z": nil, "a": []any{}}, []any{true, false}},
+			"a": map[string]any{"x<": long[:100]},
+			"":  "empty key",
+		},
+		"array of maps": []any{map[string]any{"k": 1.0}, map[string]any{}},
+	}
+	for name, v := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.MarshalIndent(v, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			if err := writeJSON(&got, v, ""); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != string(want) {
+				t.Fatalf("writeJSON differs from MarshalIndent:\ngot  %.300q\nwant %.300q", got.String(), want)
+			}
+		})
+	}
+	var got strings.Builder
+	_ = writeJSON(&got, []any{math.NaN(), math.Inf(1), math.Inf(-1)}, "")
+	if got.String() != "[\n  NaN,\n  Infinity,\n  -Infinity\n]" {
+		t.Fatalf("non-finite numbers: %q", got.String())
+	}
+}
+
+// TestCapWriter: a capWriter keeps the first max characters and counts all.
+func TestCapWriter(t *testing.T) {
+	w := &capWriter{max: 5}
+	for _, s := range []string{"ab", "cdéfg", "hij"} {
+		w.Write([]byte(s))
+	}
+	if w.buf.String() != "abcdé" || w.chars != int64(utf8.RuneCountInString("abcdéfghij")) {
+		t.Fatalf("kept %q, counted %d", w.buf.String(), w.chars)
+	}
+}
