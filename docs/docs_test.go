@@ -126,3 +126,43 @@ func anchor(h string) string {
 	}
 	return b.String()
 }
+
+// TestLayoutListsEveryPackage: docs/development.md's Layout table has one
+// row per package of the module, and no row for a package that is gone.
+func TestLayoutListsEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("development.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_/-]+)` \\|").FindAllStringSubmatch(string(b), -1) {
+		rows[m[1]] = true
+	}
+	pkgs := map[string]bool{}
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			rel, _ := filepath.Rel("..", filepath.Dir(path))
+			pkgs[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range pkgs {
+		if !rows[p] {
+			t.Errorf("package %s has no row in development.md's Layout", p)
+		}
+	}
+	for r := range rows {
+		if !pkgs[r] {
+			t.Errorf("development.md's Layout lists %s, which has no Go files", r)
+		}
+	}
+}
