@@ -16,18 +16,10 @@ const (
 // in flight.
 var ErrBusy = errors.New("session busy")
 
-func (c Config) maxTabs() int {
-	if c.MaxTabs <= 0 {
-		return DefaultMaxTabs
-	}
-	return c.MaxTabs
-}
+func (c Config) maxTabs() int { return orDefault(c.MaxTabs, DefaultMaxTabs) }
 
 func (c Config) maxConcurrentCalls() int {
-	if c.MaxConcurrentCalls <= 0 {
-		return DefaultMaxConcurrentCalls
-	}
-	return c.MaxConcurrentCalls
+	return orDefault(c.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
 }
 
 // callGate counts a session's tool calls in flight. The zero value is ready.

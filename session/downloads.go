@@ -31,18 +31,10 @@ const (
 var ErrNoDownload = errors.New("no download")
 
 func (c Config) maxDownloadBytes() int64 {
-	if c.MaxDownloadBytes <= 0 {
-		return DefaultMaxDownloadBytes
-	}
-	return c.MaxDownloadBytes
+	return orDefault(c.MaxDownloadBytes, DefaultMaxDownloadBytes)
 }
 
-func (c Config) maxDownloads() int {
-	if c.MaxDownloads <= 0 {
-		return DefaultMaxDownloads
-	}
-	return c.MaxDownloads
-}
+func (c Config) maxDownloads() int { return orDefault(c.MaxDownloads, DefaultMaxDownloads) }
 
 // Download is one download a page started, as the session captured it.
 type Download struct {

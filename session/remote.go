@@ -40,12 +40,7 @@ func (g *Generation) endpoint() string {
 // or "" when the session launched it.
 func (g *Generation) Remote() string { return g.endpoint() }
 
-func (c Config) connectTimeout() time.Duration {
-	if c.CDPTimeout <= 0 {
-		return 30 * time.Second
-	}
-	return c.CDPTimeout
-}
+func (c Config) connectTimeout() time.Duration { return orDefault(c.CDPTimeout, 30*time.Second) }
 
 // attachRemote makes a generation attached to a browser someone else
 // started: over CDP (cfg.CDPEndpoint: its first context and pages become

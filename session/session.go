@@ -120,32 +120,24 @@ type Config struct {
 	Notify func(Notice)
 }
 
-func (c Config) actionTimeout() time.Duration {
-	if c.ActionTimeout <= 0 {
-		return 5 * time.Second
-	}
-	return c.ActionTimeout
-}
+func (c Config) actionTimeout() time.Duration { return orDefault(c.ActionTimeout, 5*time.Second) }
 
 func (c Config) navigationTimeout() time.Duration {
-	if c.NavigationTimeout <= 0 {
-		return 60 * time.Second
-	}
-	return c.NavigationTimeout
+	return orDefault(c.NavigationTimeout, 60*time.Second)
 }
 
 func (c Config) settleTimeout() time.Duration {
-	if c.SettleTimeout <= 0 {
-		return page.DefaultSettleTimeout
-	}
-	return c.SettleTimeout
+	return orDefault(c.SettleTimeout, page.DefaultSettleTimeout)
 }
 
-func (c Config) launchTimeout() time.Duration {
-	if c.LaunchTimeout <= 0 {
-		return 60 * time.Second
+func (c Config) launchTimeout() time.Duration { return orDefault(c.LaunchTimeout, 60*time.Second) }
+
+// orDefault is v, or def when v is not positive (a Config field left zero).
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
 	}
-	return c.LaunchTimeout
+	return v
 }
 
 // Args is the browser command line this configuration produces for bin
