@@ -28,7 +28,9 @@ func stuckClient(t *testing.T) (*mcptest.Client, string) {
 // ours), and returns its answer.
 func recovers(t *testing.T, c *mcptest.Client, base string) string {
 	t.Helper()
+	start := time.Now()
 	out, isErr := within(t, c, recoverBound, "browser_navigate", map[string]any{"url": base + stuckSane})
+	t.Logf("the next navigation answered in %.1fs", time.Since(start).Seconds())
 	if isErr {
 		t.Fatalf("navigate to a sane page after the trap failed:\n%s", out)
 	}
