@@ -142,7 +142,7 @@ type Navigation struct {
 	// response, e.g. about:blank).
 	Status int
 	// Tab is the tab the page is in now: the tab navigated, or the one that
-	// took its position when its page was replaced (ReplacedBy).
+	// took its position when its page was replaced.
 	Tab *Tab
 	// Replaced, if set, says why the tab's page was closed and a new one
 	// opened in its position: ReplacedCrashed or ReplacedStuck. The old

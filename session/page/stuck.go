@@ -318,7 +318,7 @@ func (t *Tab) navigateWatched(ctx context.Context, op string, fn func() (playwri
 
 // replace closes t's page, bounded (a stuck renderer may never confirm;
 // the close goes on in the background), and opens a new page in t's
-// position in the tab list, selected if t was. t.ReplacedBy reports it.
+// position in the tab list, selected if t was.
 func (c *Context) replace(ctx context.Context, t *Tab) (*Tab, error) {
 	c.mu.Lock()
 	idx := len(c.tabs)
@@ -354,9 +354,6 @@ func (c *Context) replace(ctx context.Context, t *Tab) (*Tab, error) {
 		c.current = nt
 	}
 	c.mu.Unlock()
-	t.mu.Lock()
-	t.replacedBy = nt
-	t.mu.Unlock()
 	c.env.Log.Debug().Int("tab", t.ID).Int("by", nt.ID).Int("index", idx).Msg("replaced a tab's page")
 	return nt, nil
 }

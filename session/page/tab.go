@@ -107,15 +107,14 @@ type Tab struct {
 	modalCh   chan struct{}              // closed when the next modal state opens
 
 	// Leaving a page (stuck.go).
-	docTimes   []time.Time   // when the last documents were committed, oldest first (at most churnDocs)
-	churnCh    chan struct{} // closed when the page starts churning (churning)
-	navAt      time.Time     // when the last main-frame navigation committed
-	ownNav     int           // lastNav when a navigation of ours last committed
-	leaving    bool          // a navigation is leaving the document docNav was at leaveDoc
-	leaveDoc   int           // docNav when the navigation started
-	dismissed  int           // dialogs of the document left dismissed while leaving
-	firstGone  string        // the first of them
-	replacedBy *Tab          // the tab that took this one's position when its page was replaced
+	docTimes  []time.Time   // when the last documents were committed, oldest first (at most churnDocs)
+	churnCh   chan struct{} // closed when the page starts churning (churning)
+	navAt     time.Time     // when the last main-frame navigation committed
+	ownNav    int           // lastNav when a navigation of ours last committed
+	leaving   bool          // a navigation is leaving the document docNav was at leaveDoc
+	leaveDoc  int           // docNav when the navigation started
+	dismissed int           // dialogs of the document left dismissed while leaving
+	firstGone string        // the first of them
 
 	// The watch (watch.go).
 	watchCtx     int          // execution context of the watch's world, 0 if none
@@ -606,12 +605,4 @@ func (t *Tab) Closed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed
-}
-
-// ReplacedBy is the tab that took this tab's position when a navigation
-// replaced its page (crashed, or stuck), or nil.
-func (t *Tab) ReplacedBy() *Tab {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.replacedBy
 }
