@@ -145,7 +145,8 @@ type Navigation struct {
 	// took its position when its page was replaced.
 	Tab *Tab
 	// Replaced, if set, says why the tab's page was closed and a new one
-	// opened in its position: ReplacedCrashed or ReplacedStuck. The old
+	// opened in its position: ReplacedCrashed, ReplacedStuck or
+	// ReplacedDialogs. The old
 	// page's state (its history, scripts, session storage) is lost.
 	Replaced string
 	// Dismissed counts the dialogs of the page left that the navigation
