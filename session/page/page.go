@@ -146,8 +146,8 @@ type Navigation struct {
 	Tab *Tab
 	// Replaced, if set, says why the tab's page was closed and a new one
 	// opened in its position: ReplacedCrashed, ReplacedStuck or
-	// ReplacedDialogs. The old
-	// page's state (its history, scripts, session storage) is lost.
+	// ReplacedDialogs. The old page's state (its history, scripts, session
+	// storage) is lost.
 	Replaced string
 	// Dismissed counts the dialogs of the page left that the navigation
 	// dismissed; FirstDismissed describes the first.
