@@ -73,7 +73,7 @@ func (g *Generation) pageEnv() page.Env {
 		TempDir:           ownedTempDir,
 		OnConsole:         s.notifyConsole,
 		OnCrash: func(t *page.Tab) {
-			s.notify(NoticeError, "crash", "tab %d crashed; the next call on it opens a fresh tab", t.ID)
+			s.notify(NoticeError, "crash", "tab %d crashed; browser_navigate on it opens a new page", t.ID)
 		},
 		OnDownload:      func(t *page.Tab, d playwright.Download) { s.captureDownload(g, t, d) },
 		OnDownloadEvent: func(_ *page.Tab, e page.DownloadEvent) { s.downloadEvent(g, e) },

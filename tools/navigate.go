@@ -9,13 +9,14 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func navigateTools() []*Tool {
 	return []*Tool{
-		{Def: navigateDef(), Cap: "core", Handle: tabTool("browser_navigate", tabOpts{snapshot: snapFull}, navigate)},
+		{Def: navigateDef(), Cap: "core", Handle: tabTool("browser_navigate", tabOpts{snapshot: snapFull, leavesModal: true}, navigate)},
 		{Def: upstreamDef("browser_navigate_back"), Cap: "core", Handle: tabTool("browser_navigate_back", tabOpts{snapshot: snapFull}, navigateBack)},
 	}
 }
@@ -183,15 +184,19 @@ func navigate(c *tabCall) error {
 		c.snapshot = snapNone
 		return nil
 	}
-	status, err := c.tab.Navigate(c.ctx, target)
+	nav, err := c.tab.Navigate(c.ctx, target)
+	if nav.Tab != nil {
+		c.tab = nav.Tab
+	}
+	reportLeaving(c, nav)
 	if err != nil {
 		c.resp.Error("Navigation to %s failed: %s", clip.Short(target), friendlyError(err))
 		c.snapshot = snapNone
 		return nil
 	}
 	c.resp.Code().Action(codegen.Action{Name: "navigate", URL: target})
-	if status >= 400 {
-		c.resp.Result("Navigated to %s (HTTP status %d)", clip.Short(target), status)
+	if nav.Status >= 400 {
+		c.resp.Result("Navigated to %s (HTTP status %d)", clip.Short(target), nav.Status)
 	}
 	if !c.tab.Loaded() {
 		if frames, requests := c.tab.StillLoading(); frames+requests > 0 {
@@ -199,6 +204,20 @@ func navigate(c *tabCall) error {
 		}
 	}
 	return nil
+}
+
+// reportLeaving tells what leaving the previous page took: its dialogs
+// dismissed, its page replaced (one line each).
+func reportLeaving(c *tabCall, nav page.Navigation) {
+	switch {
+	case nav.Dismissed == 1:
+		c.resp.Result("Dismissed the %s of the page left", nav.FirstDismissed)
+	case nav.Dismissed > 1:
+		c.resp.Result("Dismissed %d dialogs of the page left (the first: %s)", nav.Dismissed, nav.FirstDismissed)
+	}
+	if nav.Replaced != "" {
+		c.resp.Result("The tab's page was replaced by a new one (%s): its page state (history, scripts, session storage) was lost", nav.Replaced)
+	}
 }
 
 // stillLoading is the note of a navigation that returned once the document

@@ -49,6 +49,9 @@ type tabOpts struct {
 	snapshot snapshotKind
 	// noPage leaves out the Page section.
 	noPage bool
+	// leavesModal: the tool leaves the page, dismissing its dialogs
+	// (browser_navigate), so a modal state does not refuse it.
+	leavesModal bool
 }
 
 // tabTool wraps a handler that needs the current tab of a live browser.
@@ -65,11 +68,11 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 				return err
 			}
 			c := &tabCall{ctx: ctx, env: env, args: args, sess: sess, gen: g, tab: tab, resp: resp, snapshot: o.snapshot}
-			if u := tab.ReplacedCrashed(); u != "" {
-				resp.AddEvent(fmt.Sprintf("- The tab showing %s had crashed; it was replaced by a new tab", u))
-			}
 			modals := tab.Modals()
-			if len(modals) > 0 && (o.clearsModal == "" || modals[0].Kind != o.clearsModal) {
+			if o.clearsModal != "" {
+				modals = tab.WaitModal(ctx)
+			}
+			if len(modals) > 0 && !o.leavesModal && (o.clearsModal == "" || modals[0].Kind != o.clearsModal) {
 				resp.Error("Tool %q does not handle the modal state.", name)
 				c.addModal()
 				return nil
@@ -124,9 +127,13 @@ func (c *tabCall) finish(o tabOpts) {
 	if !c.resp.Failed() || c.snapshot == snapFull {
 		switch c.snapshot {
 		case snapFull:
-			if snap, err := tab.AISnapshot(c.ctx, page.SnapshotOptions{}); err == nil {
+			switch snap, err := tab.AISnapshot(c.ctx, page.SnapshotOptions{}); {
+			case err == nil:
 				c.setFull(snap.Text)
-			} else {
+			case errors.Is(err, page.ErrCrashed) && !c.resp.Failed():
+				// The page crashed just after the action: that is its outcome.
+				c.resp.Error("%s", friendlyError(err))
+			default:
 				c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 			}
 		case snapDiff:
@@ -233,6 +240,10 @@ func friendlyLine(err error) string {
 		return "a dialog or file chooser opened and blocks the page: handle it with browser_handle_dialog or browser_file_upload"
 	case errors.Is(err, page.ErrNotResponding):
 		return clip.FirstLine(err.Error()) + ": browser_navigate to another page stops its scripts, or try again later"
+	case errors.Is(err, page.ErrCrashed):
+		return clip.FirstLine(err.Error()) + ": browser_navigate opens a new page in this tab (the crashed page's state is lost)"
+	case errors.Is(err, page.ErrSelfNavigating):
+		return clip.FirstLine(err.Error()) + ": browser_navigate to another page leaves it"
 	case errors.As(err, &te):
 		line := clip.FirstLine(strings.TrimPrefix(err.Error(), "playwright: "))
 		switch {

@@ -126,15 +126,14 @@ func (c *Context) Selected() *Tab {
 	return c.current
 }
 
-// CurrentTab returns the selected tab, opening one if none is open.
+// CurrentTab returns the selected tab, opening one if none is open. A tab
+// whose page crashed stays (its calls answer ErrCrashed) until a navigation
+// replaces its page.
 func (c *Context) CurrentTab(ctx context.Context) (*Tab, error) {
 	c.mu.Lock()
 	t := c.current
 	c.mu.Unlock()
 	if t != nil && !t.Closed() {
-		if t.Crashed() {
-			return c.replaceCrashed(ctx, t)
-		}
 		return t, nil
 	}
 	return c.NewTab(ctx)
@@ -239,20 +238,6 @@ func (c *Context) indexOf(t *Tab) int {
 		}
 	}
 	return -1
-}
-
-func (c *Context) replaceCrashed(ctx context.Context, t *Tab) (*Tab, error) {
-	url := t.URL()
-	_ = run(ctx, c, "close the crashed tab", stopOn{bound: c.env.ActionTimeout}, func() error { return t.p.Close() })
-	c.removeTab(t)
-	nt, err := c.NewTab(ctx)
-	if err != nil {
-		return nil, err
-	}
-	nt.mu.Lock()
-	nt.replacedCrashed = url
-	nt.mu.Unlock()
-	return nt, nil
 }
 
 // addTab returns the tab of p, making it if p is new. c.mu is not held

@@ -12,9 +12,9 @@
 //     blocks the page, on goroutines the Context owns and Context.Drain
 //     waits for.
 //   - Context wraps one playwright.BrowserContext: its tabs (which is
-//     selected, opening and replacing crashed ones) and the context-wide
-//     operations (cookies, storage state, permissions, geolocation,
-//     offline).
+//     selected, opening them, and replacing the page of a crashed or stuck
+//     one: stuck.go) and the context-wide operations (cookies, storage
+//     state, permissions, geolocation, offline).
 //   - The watch (session/watch) runs in an isolated world of each tab's
 //     main frame; watch.go here is the tab's side of it.
 //

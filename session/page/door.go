@@ -40,6 +40,14 @@ var (
 	// trivial call in time (a script that never yields): the call gave up
 	// instead of waiting out its timeout. Navigating away stops its scripts.
 	ErrNotResponding = errors.New("the page is not responding (its main thread is busy)")
+	// ErrCrashed means the page's renderer crashed: no call on the page can
+	// succeed; the next navigation replaces the tab's page.
+	ErrCrashed = errors.New("the page crashed (its renderer died)")
+	// ErrSelfNavigating means the page keeps loading new documents by
+	// itself (a script redirect loop, a page that reloads every few
+	// milliseconds): a call on it cannot finish before its document is
+	// gone.
+	ErrSelfNavigating = errors.New("the page keeps loading new documents by itself (a redirect loop, or a reload every few milliseconds)")
 	// ErrUnknownRef means a ref does not name an element of the last snapshot
 	// of the tab (or is no longer on the page).
 	ErrUnknownRef = snapshot.ErrUnknownRef
@@ -131,7 +139,7 @@ func classify(op string, err error, lost bool) error {
 	var te *TimeoutError
 	var pe *PageError
 	var re *RefError
-	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBlocked) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrNotResponding) {
+	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &re) || errors.Is(err, ErrModal) || errors.Is(err, ErrBlocked) || errors.Is(err, ErrBrowserGone) || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrNotResponding) || errors.Is(err, ErrCrashed) || errors.Is(err, ErrSelfNavigating) {
 		return err
 	}
 	msg := err.Error()
@@ -193,8 +201,19 @@ func (c *calls) close(d time.Duration) bool {
 // stopOn says what, besides ctx and browser loss, ends the wait for a call.
 type stopOn struct {
 	// modal: a dialog or file chooser opening (or open) on this tab; and,
-	// after blockedGrace, one on another tab of the generation.
+	// after blockedGrace, one on another tab of the generation. It also
+	// makes the call page work: it ends at once when the page crashes
+	// (ErrCrashed) or keeps loading new documents by itself
+	// (ErrSelfNavigating), and on a tab whose page missed its last
+	// liveness probe (Tab.Busy) it starts with a probe and ends with
+	// ErrNotResponding when that goes unanswered.
 	modal *Tab
+	// busyOK: the call watches the page's liveness itself (a probe, a
+	// navigation, a snapshot): no probe first.
+	busyOK bool
+	// navigates: the call is a navigation, which the page's own
+	// navigations may interrupt but do not end.
+	navigates bool
 	// bound, if set, bounds the call (for Playwright calls without a
 	// timeout of their own).
 	bound time.Duration
@@ -216,16 +235,29 @@ func call[T any](ctx context.Context, c *Context, op string, stop stopOn, fn fun
 		ctx, cancel = context.WithTimeout(ctx, stop.bound)
 		defer cancel()
 	}
-	var modal, elsewhere <-chan struct{}
+	var modal, elsewhere, crashed, churned <-chan struct{}
 	var blocker func() *Tab
-	if stop.modal != nil {
-		modal = stop.modal.ModalOpened()
+	if t := stop.modal; t != nil {
+		if t.Crashed() {
+			return zero, fmt.Errorf("%s: %w", op, ErrCrashed)
+		}
+		if !stop.navigates && t.churning() {
+			return zero, fmt.Errorf("%s: %w", op, ErrSelfNavigating)
+		}
+		modal = t.ModalOpened()
 		select {
 		case <-modal:
 			return zero, ErrModal
 		default:
 		}
-		elsewhere, blocker = c.modalElsewhere(stop.modal)
+		if !stop.busyOK && t.Busy() && !t.alive(ctx) {
+			return zero, fmt.Errorf("%s: %w", op, ErrNotResponding)
+		}
+		elsewhere, blocker = c.modalElsewhere(t)
+		crashed = t.crashCh
+		if !stop.navigates {
+			churned = t.churned()
+		}
 	}
 	if !c.calls.add() {
 		return zero, fmt.Errorf("%s: %w", op, ErrBrowserGone)
@@ -248,12 +280,19 @@ func call[T any](ctx context.Context, c *Context, op string, stop stopOn, fn fun
 	for {
 		select {
 		case r := <-done:
+			if r.err != nil && stop.modal != nil && stop.modal.Crashed() {
+				return zero, fmt.Errorf("%s: %w", op, ErrCrashed)
+			}
 			if r.err != nil {
 				return zero, classify(op, r.err, c.isLost())
 			}
 			return r.v, nil
 		case <-modal:
 			return zero, ErrModal
+		case <-crashed:
+			return zero, fmt.Errorf("%s: %w", op, ErrCrashed)
+		case <-churned:
+			return zero, fmt.Errorf("%s: %w", op, ErrSelfNavigating)
 		case <-elsewhere:
 			elsewhere = nil
 			timer := time.NewTimer(blockedGrace)

@@ -3,6 +3,7 @@ package page
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -49,4 +50,26 @@ func (t *Tab) answerDialog(ctx context.Context, d playwright.Dialog, a DialogAns
 func (t *Tab) setChooserFiles(ctx context.Context, fc playwright.FileChooser, files []InputFile) error {
 	p := payloads(files)
 	return run(ctx, t.c, "set the chosen files", stopOn{}, func() error { return fc.SetFiles(p) })
+}
+
+// modalWait is how long WaitModal waits for a modal state to open.
+const modalWait = time.Second
+
+// WaitModal returns the open modal states, waiting up to a second for one
+// to open when none is: a page that opens dialogs in a loop opens the
+// next one just after the last was answered, and a tool that handles it
+// must not answer "no dialog" in between.
+func (t *Tab) WaitModal(ctx context.Context) []*ModalState {
+	if ms := t.Modals(); len(ms) > 0 {
+		return ms
+	}
+	ctx, cancel := context.WithTimeout(ctx, modalWait)
+	defer cancel()
+	select {
+	case <-t.ModalOpened():
+	case <-t.crashCh:
+	case <-t.c.env.Lost:
+	case <-ctx.Done():
+	}
+	return t.Modals()
 }

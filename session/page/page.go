@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -35,17 +36,21 @@ const (
 	probesToGiveUp = 3
 	// cdpAttachTimeout bounds opening a tab's CDP session.
 	cdpAttachTimeout = 10 * time.Second
-	// terminateTimeout bounds stopping a busy page's script.
-	terminateTimeout = 2 * time.Second
+	// terminateTimeout bounds the wait for Chromium's answer to stopping
+	// a busy page's script.
+	terminateTimeout = 300 * time.Millisecond
 )
 
 // alive reports whether the page's main thread answers a trivial call
 // within probeTimeout, and records the answer (Busy). A modal state or the
 // end of ctx is not a verdict: it reports true.
-func (t *Tab) alive(ctx context.Context) bool {
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+func (t *Tab) alive(ctx context.Context) bool { return t.aliveWithin(ctx, probeTimeout) }
+
+// aliveWithin is alive with the probe bounded by d.
+func (t *Tab) aliveWithin(ctx context.Context, d time.Duration) bool {
+	pctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	_, err := call(pctx, t.c, "probe the page", stopOn{modal: t}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	_, err := call(pctx, t.c, "probe the page", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Evaluate("() => 0") })
 	var te *TimeoutError
 	busy := errors.As(err, &te) && ctx.Err() == nil
 	if err == nil || busy {
@@ -62,27 +67,6 @@ func (t *Tab) Busy() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.busy
-}
-
-// unbusy stops the script of a page that missed a liveness probe, over the
-// tab's CDP session (attached while the page still answered), so a
-// navigation away from it can commit: a same-site document would otherwise
-// queue behind the endless script in the same renderer.
-func (t *Tab) unbusy(ctx context.Context) {
-	t.mu.Lock()
-	busy, s := t.busy, t.cdpSess
-	t.mu.Unlock()
-	if !busy || s == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, terminateTimeout)
-	defer cancel()
-	_, err := call(ctx, t.c, "stop the page's script", stopOn{}, func() (any, error) {
-		return s.Send("Runtime.terminateExecution", map[string]any{})
-	})
-	if err != nil {
-		t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("stopping a busy page's script failed")
-	}
 }
 
 // StillLoading counts what the current document still waits for: child
@@ -135,7 +119,7 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, titleTimeout)
 	defer cancel()
-	s, err := call(tctx, t.c, "read the title", stopOn{modal: t}, t.p.Title)
+	s, err := call(tctx, t.c, "read the title", stopOn{modal: t, busyOK: true}, t.p.Title)
 	if err != nil {
 		var te *TimeoutError
 		if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
@@ -152,39 +136,131 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 	return s, true
 }
 
+// Navigation is what Tab.Navigate did.
+type Navigation struct {
+	// Status is the main document's HTTP status (0 when there was no
+	// response, e.g. about:blank).
+	Status int
+	// Tab is the tab the page is in now: the tab navigated, or the one that
+	// took its position when its page was replaced.
+	Tab *Tab
+	// Replaced, if set, says why the tab's page was closed and a new one
+	// opened in its position: ReplacedCrashed, ReplacedStuck or
+	// ReplacedDialogs. The old page's state (its history, scripts, session
+	// storage) is lost.
+	Replaced string
+	// Dismissed counts the dialogs of the page left that the navigation
+	// dismissed; FirstDismissed describes the first.
+	Dismissed      int
+	FirstDismissed string
+}
+
+// Why a navigation replaced a tab's page (Navigation.Replaced).
+const (
+	ReplacedCrashed = "the page had crashed"
+	ReplacedStuck   = "the page did not respond, even after its script was stopped"
+	ReplacedDialogs = "the page kept opening dialogs"
+)
+
+// interruptRetries is how many times a navigation is started again when
+// the page's own navigation (a redirect loop, a timer) interrupted it.
+const interruptRetries = 3
+
 // Navigate loads url in the tab and waits, bounded, until it is usable: the
 // document committed, its DOM is ready (within the navigation timeout, and
 // ErrNotResponding as soon as its main thread stops answering), then the
 // load event or a quiet network (loadMax at most; StillLoading tells what
-// was still missing). status is the main document's HTTP status (0 when
-// there was no response, e.g. about:blank). A page left busy by a script
-// that never yields has that script stopped first.
-func (t *Tab) Navigate(ctx context.Context, url string) (status int, err error) {
-	t.unbusy(ctx)
-	navBefore := t.LastNavSeq()
-	op := "navigate to " + url
+// was still missing).
+//
+// The page being left is made to let go first (stuck.go): its dialogs
+// are dismissed, a script that never yields is stopped, and a page that
+// still does not commit the navigation, or that crashed, is replaced by a
+// new page in the tab's position (Navigation.Tab, Navigation.Replaced).
+// A page that keeps loading new documents by itself ends the wait with
+// ErrSelfNavigating.
+func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err error) {
+	limit := t.c.env.NavigationTimeout
+	// Playwright's own navigation timeout answers first; this bounds the
+	// whole, the replacement of a stuck page included.
+	ctx, cancel := context.WithTimeout(ctx, limit+time.Second)
+	defer cancel()
 	started := time.Now()
-	resp, err := call(ctx, t.c, op, stopOn{modal: t}, func() (playwright.Response, error) {
-		return t.p.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateCommit})
-	})
-	if err != nil {
-		var pe *PageError
-		if errors.As(err, &pe) {
-			// A failed load (refused, blocked, DNS) commits Chromium's error
-			// page just after Goto returns: let it land, bounded, so the next
-			// navigation is not interrupted by it.
-			t.pollUntil(ctx, errorPageWait, func() bool { return t.LastNavSeq() != navBefore })
+	op := "navigate to " + url
+	nav.Tab = t
+	defer func() { nav.Dismissed, nav.FirstDismissed = t.endLeave() }()
+	if t.Crashed() {
+		nt, err := t.c.replace(ctx, t)
+		if err != nil {
+			return nav, fmt.Errorf("%s: %w", op, err)
 		}
-		return 0, err
+		t, nav.Tab, nav.Replaced = nt, nt, ReplacedCrashed
+	}
+	why := t.leave(ctx)
+	goTo := func() (playwright.Response, error) {
+		return t.p.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateCommit})
+	}
+	// A page that navigates by itself may still commit a navigation it
+	// asked for before ours, after ours.
+	selfNav := t.navigatedItself()
+	var resp playwright.Response
+	for try := 0; ; try++ {
+		navBefore := t.LastNavSeq()
+		t.resetChurn()
+		if why == "" {
+			var stuck bool
+			resp, stuck, err = t.navigateWatched(ctx, op, goTo)
+			if stuck {
+				why = ReplacedStuck
+			}
+		}
+		if why != "" {
+			n, f := t.endLeave()
+			nt, rerr := t.c.replace(ctx, t)
+			if rerr != nil {
+				return nav, fmt.Errorf("%s: %w", op, rerr)
+			}
+			t, nav.Tab, nav.Replaced, why = nt, nt, why, ""
+			t.mu.Lock()
+			t.dismissed, t.firstGone = n, f // reported by the deferred endLeave
+			t.mu.Unlock()
+			resp, err = call(ctx, t.c, op, stopOn{modal: t, busyOK: true, navigates: true}, goTo)
+		}
+		selfNav = selfNav || t.churning()
+		t.resetChurn()
+		retry := try < interruptRetries && ctx.Err() == nil
+		if err == nil {
+			t.ownCommitted()
+			if selfNav && retry && t.docReplaced(ctx) {
+				continue // the page left committed a document after ours
+			}
+			break
+		}
+		var pe *PageError
+		if !errors.As(err, &pe) {
+			break
+		}
+		if t.LastNavSeq() != navBefore && !strings.HasPrefix(t.URL(), "chrome-error:") && retry {
+			// The page's own navigation committed meanwhile and
+			// interrupted ours: start ours again.
+			continue
+		}
+		// A failed load (refused, blocked, DNS) commits Chromium's error
+		// page just after Goto returns: let it land, bounded, so the next
+		// navigation is not interrupted by it.
+		t.pollUntil(ctx, errorPageWait, func() bool { return t.LastNavSeq() != navBefore })
+		break
+	}
+	if err != nil {
+		return nav, err
 	}
 	if resp != nil {
-		status = resp.Status()
+		nav.Status = resp.Status()
 	}
-	if err := t.waitDOM(ctx, op, t.c.env.NavigationTimeout-time.Since(started)); err != nil {
-		return status, err
+	if err := t.waitDOM(ctx, op, limit-time.Since(started)); err != nil {
+		return nav, err
 	}
 	t.waitLoaded(ctx)
-	return status, nil
+	return nav, nil
 }
 
 // waitDOM waits, at most limit, for DOMContentLoaded of the tab's current
@@ -200,14 +276,18 @@ func (t *Tab) waitDOM(ctx context.Context, op string, limit time.Duration) error
 		}
 		// The tab's load state is kept from the driver's events: no
 		// browser call while waiting.
-		t.pollUntil(ctx, chunk, t.DOMReady)
+		t.pollUntil(ctx, chunk, func() bool { return t.DOMReady() || t.Crashed() || t.churning() })
 		switch {
 		case t.DOMReady(), len(t.Modals()) > 0:
 			return nil
+		case t.Crashed():
+			return fmt.Errorf("the page did not finish loading: %w", ErrCrashed)
+		case t.churning():
+			return fmt.Errorf("the page did not finish loading: %w", ErrSelfNavigating)
 		case t.c.isLost():
 			return fmt.Errorf("%s: %w", op, ErrBrowserGone)
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return ctxErr(op, ctx.Err())
 		}
 		if t.alive(ctx) {
 			missed = 0
@@ -218,17 +298,31 @@ func (t *Tab) waitDOM(ctx context.Context, op string, limit time.Duration) error
 }
 
 // GoBack goes back in the tab's history; moved is false when there was no
-// previous page.
+// previous page. The page being left is made to let go first, as for
+// Navigate, but never replaced: its history would go with it.
 func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
-	t.unbusy(ctx)
+	ctx, cancel := context.WithTimeout(ctx, t.c.env.NavigationTimeout+time.Second)
+	defer cancel()
+	defer t.endLeave()
+	if t.Crashed() {
+		return false, fmt.Errorf("go back: %w", ErrCrashed)
+	}
 	started := time.Now()
-	resp, err := call(ctx, t.c, "go back", stopOn{modal: t}, func() (playwright.Response, error) {
+	if t.leave(ctx) != "" {
+		return false, fmt.Errorf("go back: %w", ErrNotResponding)
+	}
+	t.resetChurn()
+	resp, stuck, err := t.navigateWatched(ctx, "go back", func() (playwright.Response, error) {
 		return t.p.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateCommit})
 	})
-	if err != nil {
+	t.resetChurn()
+	t.ownCommitted()
+	switch {
+	case stuck:
+		return false, fmt.Errorf("go back: %w", ErrNotResponding)
+	case err != nil:
 		return false, err
-	}
-	if resp == nil {
+	case resp == nil:
 		return false, nil
 	}
 	if err := t.waitDOM(ctx, "go back", t.c.env.NavigationTimeout-time.Since(started)); err != nil {

@@ -153,13 +153,24 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	for {
 		var err error
 		opts := o.pageWithin(ctx, budget)
-		text, err = call(ctx, t.c, "snapshot", stopOn{modal: t}, func() (string, error) { return t.p.AriaSnapshot(opts) })
+		text, err = call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) { return t.p.AriaSnapshot(opts) })
 		var te *TimeoutError
 		if err == nil {
 			break
 		}
 		if missed && errors.As(err, &te) && ctx.Err() == nil {
 			return nil, fmt.Errorf("snapshot: %w", ErrNotResponding)
+		}
+		if budget >= limit && errors.As(err, &te) && ctx.Err() == nil {
+			// The page answered the probe but its snapshot did not finish
+			// (a DOM of 200,000 elements): the renderer is still at it,
+			// so the next call probes first (Busy), and a navigation
+			// stops it.
+			t.mu.Lock()
+			t.busy = true
+			t.mu.Unlock()
+			return nil, fmt.Errorf("snapshot: %w", &TimeoutError{Op: "snapshot", Err: err,
+				Msg: fmt.Sprintf("the snapshot did not finish within %s: the page is too large or too busy (browser_navigate stops its work)", budget.Round(time.Second))})
 		}
 		if budget >= limit || !errors.As(err, &te) || ctx.Err() != nil {
 			return nil, err

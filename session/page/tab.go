@@ -73,10 +73,10 @@ type Tab struct {
 	// ID numbers the generation's tabs from 1, in the order they opened.
 	ID int
 
-	p               playwright.Page
-	c               *Context
-	wired           chan struct{} // closed once wire subscribed the tab to its page's events
-	replacedCrashed string
+	p       playwright.Page
+	c       *Context
+	wired   chan struct{} // closed once wire subscribed the tab to its page's events
+	crashCh chan struct{} // closed when the page crashes
 
 	mu        sync.Mutex
 	seq       int
@@ -106,6 +106,16 @@ type Tab struct {
 	netAt     time.Time                  // last request start or end
 	modalCh   chan struct{}              // closed when the next modal state opens
 
+	// Leaving a page (stuck.go).
+	docTimes  []time.Time   // when the last documents were committed, oldest first (at most churnDocs)
+	churnCh   chan struct{} // closed when the page starts churning (churning)
+	navAt     time.Time     // when the last main-frame navigation committed
+	ownNav    int           // lastNav when a navigation of ours last committed
+	leaving   bool          // a navigation is leaving the document docNav was at leaveDoc
+	leaveDoc  int           // docNav when the navigation started
+	dismissed int           // dialogs of the document left dismissed while leaving
+	firstGone string        // the first of them
+
 	// The watch (watch.go).
 	watchCtx     int          // execution context of the watch's world, 0 if none
 	watchNav     int          // lastNav when watchCtx was made
@@ -131,7 +141,7 @@ func Cut(s string) string {
 
 // newTab makes the tab of p, not yet wired to its events (wire).
 func newTab(c *Context, p playwright.Page, id int) *Tab {
-	return &Tab{p: p, ID: id, c: c, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{}, wired: make(chan struct{})}
+	return &Tab{p: p, ID: id, c: c, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{}, wired: make(chan struct{}), crashCh: make(chan struct{})}
 }
 
 // wire subscribes the tab to its page's events, one concern at a time,
@@ -172,7 +182,11 @@ func (t *Tab) wireLife() {
 	})
 	t.p.OnCrash(func(playwright.Page) {
 		t.mu.Lock()
-		t.crashed = true
+		if !t.crashed {
+			t.crashed = true
+			close(t.crashCh) // calls in flight answer at once
+		}
+		t.wakeLocked()
 		t.mu.Unlock()
 		if t.c.env.OnCrash != nil {
 			t.c.env.OnCrash(t)
@@ -206,6 +220,12 @@ func (t *Tab) wireModals() {
 			return
 		}
 		desc := fmt.Sprintf("%q dialog with message %q", d.Type(), d.Message())
+		if t.dismissLeaving(desc) {
+			// A dialog of the page a navigation is leaving (a loop of
+			// alerts): it would block the page being left.
+			t.c.Go(func() { _ = d.Dismiss() })
+			return
+		}
 		t.pushModal(&ModalState{Kind: ModalDialog, Description: desc, dialog: d, ClearedBy: "browser_handle_dialog"})
 	})
 	t.p.OnFileChooser(func(fc playwright.FileChooser) {
@@ -315,8 +335,10 @@ func (t *Tab) wireNavigation() {
 		defer t.mu.Unlock()
 		t.seq++
 		t.lastNav = t.seq
+		t.navAt = time.Now()
 		if newDoc {
 			t.docNav = t.lastNav
+			t.noteDocLocked()
 		}
 		t.wakeLocked()
 		// Requests of the old document may never report an end.
@@ -583,13 +605,4 @@ func (t *Tab) Closed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed
-}
-
-// ReplacedCrashed returns the URL of the crashed tab this one replaced, once.
-func (t *Tab) ReplacedCrashed() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	u := t.replacedCrashed
-	t.replacedCrashed = ""
-	return u
 }

@@ -44,7 +44,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 		if err != nil {
 			return nil, err
 		}
-		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t}, func() (any, error) {
+		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t, busyOK: true}, func() (any, error) {
 			return s.Send("Runtime.evaluate", map[string]any{
 				"expression": expr, "contextId": cid, "returnByValue": true, "awaitPromise": true,
 			})
@@ -87,7 +87,7 @@ func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	res, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t}, func() (any, error) {
+	res, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t, busyOK: true}, func() (any, error) {
 		s, err := t.cdpSession(ctx)
 		if err != nil {
 			return nil, err
