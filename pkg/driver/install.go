@@ -101,7 +101,7 @@ func CheckNode(ctx context.Context, nodePath string) (string, error) {
 	if nodePath == "" {
 		return "", fmt.Errorf("%w: install Node.js %d or newer (Debian: apt-get install nodejs) or set PLAYWRIGHT_NODEJS_PATH", ErrNoNode, MinNodeMajor)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, nodePath, "--version").Output()
 	if err != nil {
@@ -130,10 +130,16 @@ func Check(ctx context.Context, o Options) (Info, error) {
 	if _, err := os.Stat(info.CLIPath); err != nil {
 		return info, fmt.Errorf("%w in %s (%w): run `cloakbrowser-mcp install`", ErrNotInstalled, o.Dir, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	// Loading playwright-core takes node a second on a quiet machine and
+	// many more on a busy one (a CI runner with browsers at work).
+	const versionTimeout = time.Minute
+	vctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, o.NodePath, info.CLIPath, "--version").Output()
+	out, err := exec.CommandContext(vctx, o.NodePath, info.CLIPath, "--version").Output()
 	if err != nil {
+		if vctx.Err() == context.DeadlineExceeded {
+			return info, fmt.Errorf("run %s %s --version: no answer within %v (is the machine overloaded?)", o.NodePath, info.CLIPath, versionTimeout)
+		}
 		return info, fmt.Errorf("run %s %s --version: %w", o.NodePath, info.CLIPath, err)
 	}
 	info.Version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Version "))

@@ -340,7 +340,7 @@ func (c *Context) replace(ctx context.Context, t *Tab) (*Tab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open a page to replace tab %d: %w", t.ID, err)
 	}
-	nt := c.addTab(p, false)
+	nt := c.addTab(p, false, false)
 	c.mu.Lock()
 	for i, x := range c.tabs {
 		if x == nt {
