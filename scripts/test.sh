@@ -116,6 +116,9 @@ declare -A weight=(
   [TestFleetAnyInstanceServesAnySession]=6 [TestFileToolsConfined]=6 [TestCDPFilePolicy]=6
   [TestSIGKILLLeavesNothingBehind]=5 [TestResourcesPerSessionHTTP]=5 [TestNavigationEconomy]=5
   [TestHTTPBodyBoundEndsWithTheBody]=5 [TestFleetRedisDown]=5 [TestEveryCoreTool]=5 [TestCDPStdio]=5
+  [TestStuckTabRecovers]=55 [TestHardeningTabCap]=11 [TestCrashedRendererAnswersAtOnce]=8
+  [TestCDPPrincipalIsolation]=10 [TestCDPDevToolsRefused]=10 [TestCDPFilesPerPrincipal]=10 [TestCDPPlaywright]=8
+  [TestHardeningDownloadCapWhileStreaming]=6
 )
 
 # browser runs pkg/server's top-level tests (but the race set) in $shards
