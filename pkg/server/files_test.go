@@ -242,17 +242,9 @@ func TestFileToolsConfined(t *testing.T) {
 // <output-dir>/<principal>/; token B cannot restore token A's storage state
 // (by name or by path), upload it, or overwrite A's screenshot.
 func TestFilesPerPrincipal(t *testing.T) {
-	mcptest.Chromium(t)
-	_, tmp := serverEnv(t)
-	t.Setenv("TMPDIR", tmp)
-	out := filepath.Join(tmp, "out")
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs(
-		"--http-auth-tokens", tokenA+","+tokenB, "--output-dir", out, "--caps", "storage,interactions")})
+	p := twoPrincipals(t, "--caps", "storage,interactions")
+	a, b, out, dirA, dirB := p.a, p.b, p.out, p.dirA, p.dirB
 	base := filesPage(t)
-	a := h.Connect(t, mcptest.ConnectOptions{Token: tokenA})
-	b := h.Connect(t, mcptest.ConnectOptions{Token: tokenB})
-	dirA := filepath.Join(out, httpguard.PrincipalName(tokenA))
-	dirB := filepath.Join(out, httpguard.PrincipalName(tokenB))
 
 	must(t, a.Client, "browser_navigate", map[string]any{"url": base + "/"}, "Files")
 	must(t, a.Client, "browser_storage_state", map[string]any{"filename": "state.json"}, "1 cookie")

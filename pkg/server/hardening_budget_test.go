@@ -4,9 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 )
 
 // TestHardeningSessionLogBudgetPerPrincipal (issue 29, item 4): with
@@ -14,17 +11,8 @@ import (
 // that principal's own directory and evicts only there: B's log, grown far
 // past the budget, never removes A's files or A's log.
 func TestHardeningSessionLogBudgetPerPrincipal(t *testing.T) {
-	mcptest.Chromium(t)
-	_, tmp := serverEnv(t)
-	t.Setenv("TMPDIR", tmp)
-	out := filepath.Join(tmp, "out")
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs(
-		"--http-auth-tokens", tokenA+","+tokenB, "--output-dir", out,
-		"--save-session", "--output-max-size", "30000")})
-	dirA := filepath.Join(out, httpguard.PrincipalName(tokenA))
-	dirB := filepath.Join(out, httpguard.PrincipalName(tokenB))
-	a := h.Connect(t, mcptest.ConnectOptions{Token: tokenA})
-	b := h.Connect(t, mcptest.ConnectOptions{Token: tokenB})
+	p := twoPrincipals(t, "--save-session", "--output-max-size", "30000")
+	a, b, out, dirA, dirB := p.a, p.b, p.out, p.dirA, p.dirB
 
 	must(t, a.Client, "browser_evaluate", map[string]any{"function": "() => ({important: true})", "filename": "a-important.json"}, "Evaluation result")
 	important := filepath.Join(dirA, "a-important.json")

@@ -329,3 +329,27 @@ func TestHTTPBinary(t *testing.T) {
 		t.Fatalf("server panicked:\n%s", log)
 	}
 }
+
+// principals is an HTTP server with two bearer tokens, A and B, a client of
+// each, and each principal's output directory.
+type principals struct {
+	h               *mcptest.HTTPServer
+	a, b            *mcptest.HTTPClient
+	out, dirA, dirB string
+}
+
+// twoPrincipals starts it (with extra flags) under a TMPDIR of the test's own.
+func twoPrincipals(t *testing.T, extra ...string) principals {
+	t.Helper()
+	mcptest.Chromium(t)
+	_, tmp := serverEnv(t)
+	t.Setenv("TMPDIR", tmp)
+	p := principals{out: filepath.Join(tmp, "out")}
+	p.h = mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs(append([]string{
+		"--http-auth-tokens", tokenA + "," + tokenB, "--output-dir", p.out}, extra...)...)})
+	p.a = p.h.Connect(t, mcptest.ConnectOptions{Token: tokenA})
+	p.b = p.h.Connect(t, mcptest.ConnectOptions{Token: tokenB})
+	p.dirA = filepath.Join(p.out, httpguard.PrincipalName(tokenA))
+	p.dirB = filepath.Join(p.out, httpguard.PrincipalName(tokenB))
+	return p
+}

@@ -141,22 +141,14 @@ func waitChanged(t *testing.T, n *mcptest.Notifications, count int) {
 // never another principal: B is idle when A's file is published, so a
 // broadcast would wait in B's queue and arrive during B's next call.
 func TestResourcesPerSessionHTTP(t *testing.T) {
-	mcptest.Chromium(t)
-	_, tmp := serverEnv(t)
-	t.Setenv("TMPDIR", tmp)
-	out := filepath.Join(tmp, "out")
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs(
-		"--http-auth-tokens", tokenA+","+tokenB, "--output-dir", out, "--caps", "storage")})
+	p := twoPrincipals(t, "--caps", "storage")
+	h, a, b, dirA, dirB := p.h, p.a, p.b, p.dirA, p.dirB
 	base := filesPage(t)
-	a := h.Connect(t, mcptest.ConnectOptions{Token: tokenA})
-	b := h.Connect(t, mcptest.ConnectOptions{Token: tokenB})
 	if caps := a.Init.Capabilities.Resources; caps == nil || !caps.ListChanged || caps.Subscribe {
 		t.Fatalf("initialize: resources capability %+v, want listChanged without subscribe", caps)
 	}
 	notesA := mcptest.Record(a.Client.Client)
 	notesB := mcptest.Record(b.Client.Client)
-	dirA := filepath.Join(out, httpguard.PrincipalName(tokenA))
-	dirB := filepath.Join(out, httpguard.PrincipalName(tokenB))
 	uri := tools.FileURIPrefix + "shot.png"
 
 	must(t, a.Client, "browser_navigate", map[string]any{"url": base + "/"}, "Files")
