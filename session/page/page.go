@@ -342,11 +342,62 @@ func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) 
 	return t.evaluate(ctx, "evaluate", fn, arg...)
 }
 
-// Read is Evaluate for a function that only reads the page (its size, the
-// user agent): the watch's base stands, so an unchanged page's next
-// snapshot is still the last one.
+// Read runs a function of ours that only reads the page (its size, the
+// user agent, whether it answers) and returns its JSON value. It runs in
+// the tab's isolated world (the watch's), never the page's own: a page that
+// wraps a DOM or JavaScript API, or reads error stacks, sees no call of
+// ours. The watch's base stands, so an unchanged page's next snapshot is
+// still the last one.
 func (t *Tab) Read(ctx context.Context, fn string, arg ...any) (any, error) {
-	return t.evaluate(ctx, "read the page", fn, arg...)
+	return t.isolated(ctx, "read the page", fn, arg...)
+}
+
+// isolated calls fn with args in the isolated world of the main frame's
+// current document, made anew when that document went.
+func (t *Tab) isolated(ctx context.Context, op, fn string, arg ...any) (any, error) {
+	s, err := t.cdpSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]map[string]any, len(arg))
+	for i, a := range arg {
+		args[i] = map[string]any{"value": a}
+	}
+	for attempt := 0; ; attempt++ {
+		cid, err := t.watchContext(ctx, t.LastNavSeq())
+		if err != nil {
+			return nil, err
+		}
+		res, err := call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
+			return s.Send("Runtime.callFunctionOn", map[string]any{
+				"functionDeclaration": fn, "executionContextId": cid, "arguments": args,
+				"returnByValue": true, "awaitPromise": true,
+			})
+		})
+		if err != nil {
+			// The world went with its document: make a new one, once.
+			var pe *PageError
+			if attempt == 0 && errors.As(err, &pe) {
+				t.forgetWatchContext(cid)
+				continue
+			}
+			return nil, err
+		}
+		m, _ := res.(map[string]any)
+		if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+			return nil, fmt.Errorf("%s: %v", op, exceptionText(ex))
+		}
+		r, _ := m["result"].(map[string]any)
+		return r["value"], nil
+	}
+}
+
+// exceptionText is the message of CDP exceptionDetails.
+func exceptionText(ex map[string]any) any {
+	if e, ok := ex["exception"].(map[string]any); ok && e["description"] != nil {
+		return e["description"]
+	}
+	return ex["text"]
 }
 
 func (t *Tab) evaluate(ctx context.Context, op, fn string, arg ...any) (any, error) {

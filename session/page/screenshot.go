@@ -119,16 +119,20 @@ const removeLabelsTimeout = 5 * time.Second
 // removes them again. scrollX and scrollY are the page's scroll offset when
 // the picture was taken (labels on a full page sit at their box plus it).
 func (t *Tab) LabeledScreenshot(ctx context.Context, labels []Label, o ScreenshotOptions) (data []byte, scrollX, scrollY float64, err error) {
+	// The overlay comes and goes in the DOM: the next snapshot is taken afresh.
+	defer t.invalidateWatch()
 	arg := make([]map[string]any, len(labels))
 	for i, l := range labels {
 		arg[i] = map[string]any{"Ref": l.Text, "X": l.X, "Y": l.Y, "W": l.W, "H": l.H}
 	}
-	scroll, err := t.Evaluate(ctx, labelsJS, arg)
+	// Drawn and removed from the isolated world: no call of ours in the
+	// page's (the overlay's nodes are in its DOM while the picture is taken).
+	scroll, err := t.isolated(ctx, "draw the labels", labelsJS, arg)
 	// Whatever happens next, the overlay goes.
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeLabelsTimeout)
 		defer cancel()
-		_, _ = t.Evaluate(rctx, removeLabelsJS)
+		_, _ = t.isolated(rctx, "remove the labels", removeLabelsJS)
 	}()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("draw the labels: %w", err)
