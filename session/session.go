@@ -113,6 +113,9 @@ type Config struct {
 	Notify func(Notice)
 }
 
+// EffectiveActionTimeout is ActionTimeout with its default applied.
+func (c Config) EffectiveActionTimeout() time.Duration { return c.actionTimeout() }
+
 func (c Config) actionTimeout() time.Duration {
 	if c.ActionTimeout <= 0 {
 		return 5 * time.Second
