@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,11 +157,13 @@ func Doctor(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, std
 	serverDownloads := co.AllowDownload
 	co.AllowDownload = false // doctor only looks
 	bin, berr := cloakbrowser.Resolve(ctx, co)
-	// Not installed, and the server would download it: whether it then
-	// gets CloakBrowser or falls back on this Chromium depends on the
-	// download origin answering, so ask it (no archive is fetched).
+	// Not installed on a platform CloakBrowser builds for (CacheDir set),
+	// and the server would download it: whether it then gets CloakBrowser
+	// or falls back on this Chromium depends on the download origin
+	// answering, so ask it (no archive is fetched).
+	wouldDownload := berr == nil && bin.Source == cloakbrowser.SourceSystem && bin.CacheDir != "" && serverDownloads
 	var downloadErr error
-	if berr == nil && bin.Source == cloakbrowser.SourceSystem && serverDownloads && slices.Contains(bin.Tried, "download: not attempted") {
+	if wouldDownload {
 		cctx, cancel := context.WithTimeout(ctx, downloadCheckTimeout)
 		downloadErr = cloakbrowser.CheckDownload(cctx, co)
 		cancel()
@@ -178,9 +179,9 @@ func Doctor(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, std
 		r.Binary = &bin
 		switch {
 		case bin.Source != cloakbrowser.SourceSystem:
-		case serverDownloads && downloadErr == nil && slices.Contains(bin.Tried, "download: not attempted"):
+		case wouldDownload && downloadErr == nil:
 			r.Notes = append(r.Notes, "CloakBrowser is not installed yet: the server downloads it at its first browser launch (its download origin answers), or run `cloakbrowser-mcp install` now; until then doctor checks the system Chromium")
-		case serverDownloads && downloadErr != nil:
+		case wouldDownload:
 			r.Notes = append(r.Notes, "the server will use a system Chromium without CloakBrowser's stealth patches: "+bin.FallbackReason+
 				"; run `cloakbrowser-mcp install` with network access (or set CLOAKBROWSER_DOWNLOAD_URL to a mirror) to get CloakBrowser")
 		default:

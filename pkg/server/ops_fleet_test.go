@@ -73,7 +73,8 @@ func assertJSONLog(t *testing.T, name, log string) {
 // owner says each time that it published its sessions again; and every
 // line the instances log is JSON (go-redis's own lines included).
 func TestFleetRedisRestarts(t *testing.T) {
-	browserEnv(t)
+	// Not parallel: "between two heartbeats" needs the restart to be quick.
+	mcptest.Chromium(t)
 	rd := mcptest.StartRedis(t)
 	inst := startFleet(t, rd, 2)
 	a, b := inst[0], inst[1]
@@ -166,7 +167,8 @@ func startInstance(t *testing.T, rd *mcptest.Redis, secret string) *mcptest.HTTP
 // it does a request that forges the forwarding header for one of its own
 // sessions. The forwarding instance logs the refusal too.
 func TestFleetWrongClusterSecret(t *testing.T) {
-	browserEnv(t)
+	t.Parallel() // server processes of its own, no process-wide state
+	mcptest.Chromium(t)
 	rd := mcptest.StartRedis(t)
 	a := startInstance(t, rd, clusterSecret)
 	b := startInstance(t, rd, "another-fleet-secret-9876543210")

@@ -82,6 +82,7 @@ func stalledMirror(t *testing.T) string {
 // the shared browser); the reason for the system Chromium fallback is
 // logged once per start.
 func TestQuietLogs(t *testing.T) {
+	t.Parallel() // server processes of its own, no process-wide state
 	mcptest.Chromium(t)
 	t.Run("stdin closes at once", func(t *testing.T) {
 		t.Parallel()
