@@ -120,6 +120,9 @@ type Config struct {
 	Notify func(Notice)
 }
 
+// EffectiveActionTimeout is ActionTimeout with its default applied.
+func (c Config) EffectiveActionTimeout() time.Duration { return c.actionTimeout() }
+
 func (c Config) actionTimeout() time.Duration { return orDefault(c.ActionTimeout, 5*time.Second) }
 
 func (c Config) navigationTimeout() time.Duration {
@@ -537,10 +540,12 @@ func (s *Session) lost(g *Generation) {
 	c := s.cdp
 	current := s.gen == g
 	s.mu.Unlock()
-	s.log.Warn().Int("generation", g.N).Msg("browser lost")
 	if current {
 		// Not a close we asked for (those unset s.gen first).
+		s.log.Warn().Int("generation", g.N).Msg("browser lost")
 		s.notify(NoticeError, "browser", "browser lost (generation %d): the next call relaunches it", g.N)
+	} else {
+		s.log.Debug().Int("generation", g.N).Msg("browser closed")
 	}
 	if c != nil {
 		// First: a stale capability must not outlive the browser.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -54,6 +55,7 @@ type sharedProc struct {
 	lost     chan struct{}
 	lostOnce sync.Once
 	dispOnce sync.Once
+	closing  atomic.Bool // dispose began: a disconnect now is the close we asked for
 }
 
 // NewSharedBrowser returns a shared browser launched with cfg (binary,
@@ -157,6 +159,10 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 	p := &sharedProc{n: n, browser: br, lost: make(chan struct{}), profile: markerProfile(marker)}
 	br.OnDisconnected(func(playwright.Browser) {
 		p.markLost()
+		if p.closing.Load() {
+			b.log.Debug().Int("launch", n).Msg("shared browser closed")
+			return
+		}
 		b.log.Warn().Int("launch", n).Msg("shared browser lost")
 	})
 	b.log.Info().Int("launch", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("shared browser launched")
@@ -167,6 +173,7 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 // are gone. Safe to call more than once.
 func (b *SharedBrowser) dispose(p *sharedProc) {
 	p.dispOnce.Do(func() {
+		p.closing.Store(true)
 		closeBrowser(context.Background(), browserClose{
 			close:  func() { _ = p.browser.Close() },
 			lost:   p.markLost,

@@ -240,14 +240,23 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// navigateBack goes back one entry, as upstream's page.goBack(). Playwright
+// answers no response both when there is nothing to go back to and when the
+// entry went back to needs none (about:blank, the page a tab starts on, or a
+// same-document entry), so the URL tells which happened; the one line said
+// agrees with the page shown below it.
 func navigateBack(c *tabCall) error {
+	from := c.tab.URL()
 	moved, err := c.tab.GoBack(c.ctx)
 	if err != nil {
 		return fmt.Errorf("go back: %w", err)
 	}
 	c.resp.Code().Add("await page.goBack();")
-	if !moved {
-		c.resp.Result("There is no previous page in this tab's history")
+	switch to := c.tab.URL(); {
+	case !moved && to == from:
+		c.resp.Result("There is no previous page in this tab's history; the tab stays on %s", to)
+	case to == "about:blank":
+		c.resp.Result("Went back to about:blank, the empty page this tab started on")
 	}
 	return nil
 }

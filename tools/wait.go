@@ -16,8 +16,12 @@ func waitTools() []*Tool {
 	}
 }
 
+// maxWait bounds the time a browser_wait_for call sleeps ("time").
 const maxWait = 30 * time.Second
 
+// waitFor sleeps "time" seconds, then waits for textGone to disappear and
+// text to appear, each at most the action timeout (--timeout-action, 5 s
+// by default), as upstream does.
 func waitFor(c *tabCall) error {
 	secs := c.args.Number("time", 0)
 	text, gone := c.args.String("text", ""), c.args.String("textGone", "")
@@ -35,20 +39,23 @@ func waitFor(c *tabCall) error {
 			return c.ctx.Err()
 		}
 	}
+	limit := c.sess.Config().EffectiveActionTimeout()
+	waitText := func(s string, disappear bool, failed string) error {
+		err := c.tab.WaitForText(c.ctx, s, disappear, limit)
+		if err == nil || errors.Is(err, page.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
+			return err
+		}
+		return fmt.Errorf("text %s did not %s within %v (the action timeout, --timeout-action); to wait longer, pass \"time\" (seconds to wait first, up to %v)",
+			clip.Quote(s), failed, limit, maxWait.Seconds())
+	}
 	if gone != "" {
-		if err := c.tab.WaitForText(c.ctx, gone, true, maxWait); err != nil {
-			if errors.Is(err, page.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
-				return err
-			}
-			return fmt.Errorf("text %s did not disappear within %v", clip.Quote(gone), maxWait)
+		if err := waitText(gone, true, "disappear"); err != nil {
+			return err
 		}
 	}
 	if text != "" {
-		if err := c.tab.WaitForText(c.ctx, text, false, maxWait); err != nil {
-			if errors.Is(err, page.ErrModal) || errors.Is(err, session.ErrBrowserGone) {
-				return err
-			}
-			return fmt.Errorf("text %s did not appear within %v", clip.Quote(text), maxWait)
+		if err := waitText(text, false, "appear"); err != nil {
+			return err
 		}
 	}
 	switch {

@@ -14,18 +14,24 @@ import (
 // `COMMAND --help`; serve's is the whole usage.
 var commandHelp = map[string]string{
 	"serve": "",
-	"install": `Usage: cloakbrowser-mcp install [--driver-only] [flags]
+	"install": `Usage: cloakbrowser-mcp install [--driver-only] [--require-cloakbrowser] [flags]
 
 Installs the Playwright driver (playwright-core from the npm registry, run by
 Node.js >= 20) and the CloakBrowser build (from cloakbrowser.dev, else GitHub
 releases; its signed SHA256SUMS is verified) into ~/.cloakbrowser. The download
 shows a progress bar on a terminal (no colour when NO_COLOR is set) and a plain
-line at every 10% or 5 s otherwise. Exit 1 when something could not be
-installed, with the next step to take.
+line at every 10% or 5 s otherwise. When CloakBrowser cannot be fetched but a
+system Chromium (or --binary-path) answers, it says the server will use that
+browser, without stealth, and exits 0. Exit 1 when the server could not work
+(no driver, no browser at all, a download that failed its verification), or
+with --require-cloakbrowser when CloakBrowser is not installed; each with the
+next step to take.
 
 Flags of its own:
-  --driver-only   install the Playwright driver only (a system Chromium or
-                  --binary-path is the browser)
+  --driver-only            install the Playwright driver only (a system
+                           Chromium or --binary-path is the browser)
+  --require-cloakbrowser   exit 1 when CloakBrowser cannot be installed, even
+                           if a system Chromium would serve
 
 Common flags that matter here (all of serve's are accepted; see --help):
   --driver-dir, --node-path, --binary-path
@@ -44,8 +50,10 @@ Environment:
 Reports what the server would use and why: the Playwright driver and Node.js,
 the browser binary (flag, env, cache, or a system Chromium, with everything
 tried), that the binary answers --version like a Chromium, and (unless
---no-launch) a real launch. It never downloads. Exit 1 when the server could
-not work.
+--no-launch) a real launch. It never downloads; when CloakBrowser is not
+installed it asks the download origin for the release's SHA256SUMS to say
+whether the server will download it or use the system Chromium. Exit 1 when
+the server could not work.
 
 Flags of its own:
   --json        print the report as JSON

@@ -2,7 +2,7 @@
 // Chromium through playwright-go.
 //
 //	cloakbrowser-mcp [serve] [flags]     serve MCP (stdio by default)
-//	cloakbrowser-mcp install [--driver-only]
+//	cloakbrowser-mcp install [--driver-only] [--require-cloakbrowser]
 //	cloakbrowser-mcp doctor [--json] [--no-launch]
 //	cloakbrowser-mcp smoke [flags] FILE...   run smoke scenarios (pkg/smoke)
 //	cloakbrowser-mcp version | --version | -V
@@ -33,7 +33,7 @@ func main() {
 
 // localFlags are the flags a command takes besides the common ones.
 var localFlags = map[string][]string{
-	"install": {"--driver-only"},
+	"install": {"--driver-only", "--require-cloakbrowser"},
 	"doctor":  {"--json", "--no-launch"},
 }
 
@@ -94,7 +94,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	switch cmd {
 	case "install":
-		return cli.Install(ctx, cfg, !local["--driver-only"], stdout, stderr)
+		return cli.Install(ctx, cfg, cli.InstallOptions{DriverOnly: local["--driver-only"], RequireCloakBrowser: local["--require-cloakbrowser"]}, stdout, stderr)
 	case "doctor":
 		return cli.Doctor(ctx, cfg, cli.DoctorOptions{JSON: local["--json"], Launch: !local["--no-launch"]}, stdout, stderr)
 	}

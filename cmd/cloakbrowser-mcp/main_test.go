@@ -23,7 +23,7 @@ func TestHelp(t *testing.T) {
 			"--binary-path", "--http-auth-token", "-junit FILE", "-server-url URL"}},
 		{name: "-h", args: []string{"-h"}, stdout: []string{"Usage: cloakbrowser-mcp [command] [flags]"}},
 		{name: "help", args: []string{"help"}, stdout: []string{"Usage: cloakbrowser-mcp [command] [flags]", "--proxy-server"}},
-		{name: "help install", args: []string{"help", "install"}, stdout: []string{"Usage: cloakbrowser-mcp install [--driver-only]", "--driver-only", "NO_COLOR", "CLOAKBROWSER_DOWNLOAD_URL"}},
+		{name: "help install", args: []string{"help", "install"}, stdout: []string{"Usage: cloakbrowser-mcp install [--driver-only]", "--driver-only", "--require-cloakbrowser", "NO_COLOR", "CLOAKBROWSER_DOWNLOAD_URL"}},
 		{name: "install --help", args: []string{"install", "--help"}, stdout: []string{"Usage: cloakbrowser-mcp install"}},
 		{name: "help doctor", args: []string{"help", "doctor"}, stdout: []string{"--json", "--no-launch", "never downloads"}},
 		{name: "doctor -h", args: []string{"doctor", "-h"}, stdout: []string{"Usage: cloakbrowser-mcp doctor"}},

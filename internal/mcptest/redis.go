@@ -3,6 +3,7 @@ package mcptest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"strconv"
@@ -98,9 +99,44 @@ func (r *Redis) Stop() {
 	r.cmd = nil
 }
 
+// Restart kills the server and starts it again on the same port, empty (a
+// crash and a restart without persistence), waiting until it answers.
+func (r *Redis) Restart() {
+	r.t.Helper()
+	r.Stop()
+	r.Start()
+}
+
 // Do sends one command (inline protocol) and returns the first reply line,
 // for tests that look at the keys the fleet wrote.
 func (r *Redis) Do(args ...string) string {
+	r.t.Helper()
+	return r.do(args, func(line string, _ *bufio.Reader) string { return line })
+}
+
+// Value sends one command whose reply is a bulk string (GET, HGET) and
+// returns that string, "" for a nil reply.
+func (r *Redis) Value(args ...string) string {
+	r.t.Helper()
+	return r.do(args, func(line string, rd *bufio.Reader) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(line, "$"))
+		if !strings.HasPrefix(line, "$") || err != nil {
+			r.t.Fatalf("redis %v: want a bulk string reply, got %q", args, line)
+		}
+		if n < 0 {
+			return ""
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(rd, b); err != nil {
+			r.t.Fatalf("redis %v: %v", args, err)
+		}
+		return string(b[:n])
+	})
+}
+
+// do sends args as one command and hands the first reply line and the
+// connection's reader to read.
+func (r *Redis) do(args []string, read func(line string, rd *bufio.Reader) string) string {
 	r.t.Helper()
 	c, err := net.DialTimeout("tcp", r.Addr(), 2*time.Second)
 	if err != nil {
@@ -116,11 +152,12 @@ func (r *Redis) Do(args ...string) string {
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		r.t.Fatalf("redis: %v", err)
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	rd := bufio.NewReader(c)
+	line, err := rd.ReadString('\n')
 	if err != nil {
 		r.t.Fatalf("redis: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return read(strings.TrimSpace(line), rd)
 }
 
 func pingRedis(addr string) bool {

@@ -26,11 +26,25 @@ func VersionString() string {
 		server.Version, driver.PlaywrightVersion, tools.UpstreamVersion, cloakbrowser.PinnedVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-// Install (`cloakbrowser-mcp install`) installs the Playwright driver and, unless driverOnly, the
-// CloakBrowser binary. It returns the process exit code. The archive
-// download shows a progress bar when stderr is a terminal (no colour under
-// NO_COLOR) and a plain line at every 10% or 5 s otherwise.
-func Install(ctx context.Context, cfg config.Config, withBrowser bool, stdout, stderr io.Writer) int {
+// InstallOptions select what install installs and requires.
+type InstallOptions struct {
+	// DriverOnly installs the Playwright driver only (--driver-only).
+	DriverOnly bool
+	// RequireCloakBrowser makes a CloakBrowser that could not be installed
+	// an error (exit 1) even when a system Chromium would serve instead
+	// (--require-cloakbrowser). If false, install then exits 0 and says
+	// which browser the server will use.
+	RequireCloakBrowser bool
+}
+
+// Install (`cloakbrowser-mcp install`) installs the Playwright driver and,
+// unless o.DriverOnly, the CloakBrowser binary. It returns the process exit
+// code: 0 when the server can work — CloakBrowser installed, or (unless
+// o.RequireCloakBrowser) not installable but a system Chromium answers in
+// its place, which it states —, else 1. The archive download shows a
+// progress bar when stderr is a terminal (no colour under NO_COLOR) and a
+// plain line at every 10% or 5 s otherwise.
+func Install(ctx context.Context, cfg config.Config, o InstallOptions, stdout, stderr io.Writer) int {
 	dopts := server.DriverOptions(cfg, stderr)
 	if _, err := driver.Check(ctx, dopts); errors.Is(err, driver.ErrNotInstalled) {
 		fmt.Fprintf(stderr, "driver: installing playwright-core %s from the npm registry\n", driver.PlaywrightVersion)
@@ -41,7 +55,7 @@ func Install(ctx context.Context, cfg config.Config, withBrowser bool, stdout, s
 		return 1
 	}
 	fmt.Fprintf(stdout, "driver: playwright-core %s in %s (node %s at %s)\n", info.Version, info.Dir, info.NodeVersion, info.NodePath)
-	if !withBrowser {
+	if o.DriverOnly {
 		return 0
 	}
 	co := server.CloakOptions(cfg)
@@ -53,18 +67,46 @@ func Install(ctx context.Context, cfg config.Config, withBrowser bool, stdout, s
 	// as a WARNING.
 	co.SkipChecksum = os.Getenv("CLOAKBROWSER_SKIP_CHECKSUM") == "true"
 	bin, err := cloakbrowser.Install(ctx, co)
-	if err != nil {
-		fmt.Fprintf(stderr, "browser: CloakBrowser not installed: %v\n", err)
-		if sys, serr := cloakbrowser.Resolve(ctx, cloakbrowser.Options{AllowDownload: false, BinaryPath: cfg.BinaryPath, BinaryPathSource: cfg.BinaryPathSource}); serr == nil {
-			fmt.Fprintf(stderr, "browser: until then the server uses %s (%s, source %s, no stealth)\n", sys.BinaryPath, sys.Engine, sys.Source)
-			fmt.Fprintln(stderr, "next: run `cloakbrowser-mcp install` again with network access (or set CLOAKBROWSER_DOWNLOAD_URL to a mirror)")
-		} else {
-			fmt.Fprintf(stderr, "next: %s\n", cloakbrowser.NextStep)
-		}
+	if err == nil {
+		fmt.Fprintf(stdout, "browser: CloakBrowser %s at %s\n", bin.Version, bin.BinaryPath)
+		return 0
+	}
+	fmt.Fprintf(stderr, "browser: CloakBrowser not installed: %v\n", err)
+	const retry = "run `cloakbrowser-mcp install` again with network access (or set CLOAKBROWSER_DOWNLOAD_URL to a mirror)"
+	if tampered(err) || ctx.Err() != nil {
+		// A verification failure is a tampering signal, never papered over.
+		fmt.Fprintf(stderr, "next: %s\n", retry)
 		return 1
 	}
-	fmt.Fprintf(stdout, "browser: CloakBrowser %s at %s\n", bin.Version, bin.BinaryPath)
+	sys, serr := cloakbrowser.Resolve(ctx, cloakbrowser.Options{AllowDownload: false, BinaryPath: cfg.BinaryPath, BinaryPathSource: cfg.BinaryPathSource,
+		DownloadOffReason: "its download failed"})
+	var version string
+	if serr == nil {
+		version, serr = cloakbrowser.ProbeVersion(ctx, sys.BinaryPath)
+	}
+	switch {
+	case serr != nil:
+		fmt.Fprintf(stderr, "browser: no other browser to fall back on: %v\n", serr)
+		fmt.Fprintf(stderr, "next: %s\n", cloakbrowser.NextStep)
+		return 1
+	case o.RequireCloakBrowser:
+		fmt.Fprintf(stderr, "browser: --require-cloakbrowser: %s (%s) would serve, but CloakBrowser is required\n", sys.BinaryPath, sys.Engine)
+		fmt.Fprintf(stderr, "next: %s\n", retry)
+		return 1
+	}
+	fmt.Fprintf(stdout, "browser: fallback: the server will use %s (%s %s, source %s) WITHOUT CloakBrowser's stealth patches\n", sys.BinaryPath, sys.Engine, version, sys.Source)
+	fmt.Fprintf(stderr, "next: %s to get CloakBrowser; pass --require-cloakbrowser to make its absence an error\n", retry)
 	return 0
+}
+
+// tampered reports a CloakBrowser download that failed its verification.
+func tampered(err error) bool {
+	for _, e := range []error{cloakbrowser.ErrBadSignature, cloakbrowser.ErrChecksumMismatch, cloakbrowser.ErrVersionMismatch, cloakbrowser.ErrUnsafeArchive} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // DoctorOptions select what doctor checks.
@@ -88,6 +130,9 @@ type DoctorReport struct {
 	Notes          []string     `json:"notes"`
 }
 
+// downloadCheckTimeout bounds doctor's question to the download origin.
+const downloadCheckTimeout = 5 * time.Second
+
 // LaunchCheck is the result of launching the browser once.
 type LaunchCheck struct {
 	OK             bool   `json:"ok"`
@@ -109,16 +154,37 @@ func Doctor(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, std
 		r.Problems = append(r.Problems, "driver: "+derr.Error())
 	}
 	co := server.CloakOptions(cfg)
-	if co.AllowDownload {
-		co.DownloadOffReason = "doctor does not download (the server will, at its first browser launch)"
-	}
+	serverDownloads := co.AllowDownload
 	co.AllowDownload = false // doctor only looks
 	bin, berr := cloakbrowser.Resolve(ctx, co)
+	// Not installed on a platform CloakBrowser builds for (CacheDir set),
+	// and the server would download it: whether it then gets CloakBrowser
+	// or falls back on this Chromium depends on the download origin
+	// answering, so ask it (no archive is fetched).
+	wouldDownload := berr == nil && bin.Source == cloakbrowser.SourceSystem && bin.CacheDir != "" && serverDownloads
+	var downloadErr error
+	if wouldDownload {
+		cctx, cancel := context.WithTimeout(ctx, downloadCheckTimeout)
+		downloadErr = cloakbrowser.CheckDownload(cctx, co)
+		cancel()
+		co.DownloadOffReason = "doctor does not download (the server will, at its first browser launch)"
+		if downloadErr != nil {
+			co.DownloadOffReason = "doctor does not download, and the server could not either: " + downloadErr.Error()
+		}
+		bin, berr = cloakbrowser.Resolve(ctx, co)
+	}
 	if berr != nil {
 		r.Problems = append(r.Problems, "browser: "+berr.Error())
 	} else {
 		r.Binary = &bin
-		if bin.Source == cloakbrowser.SourceSystem {
+		switch {
+		case bin.Source != cloakbrowser.SourceSystem:
+		case wouldDownload && downloadErr == nil:
+			r.Notes = append(r.Notes, "CloakBrowser is not installed yet: the server downloads it at its first browser launch (its download origin answers), or run `cloakbrowser-mcp install` now; until then doctor checks the system Chromium")
+		case wouldDownload:
+			r.Notes = append(r.Notes, "the server will use a system Chromium without CloakBrowser's stealth patches: "+bin.FallbackReason+
+				"; run `cloakbrowser-mcp install` with network access (or set CLOAKBROWSER_DOWNLOAD_URL to a mirror) to get CloakBrowser")
+		default:
 			r.Notes = append(r.Notes, "using a system Chromium without CloakBrowser's stealth patches: "+bin.FallbackReason+"; run `cloakbrowser-mcp install` to get CloakBrowser now")
 		}
 		// A file that is not a browser fails a launch with "target
@@ -181,7 +247,14 @@ func printDoctor(w io.Writer, r DoctorReport) {
 	fmt.Fprintf(w, "cloakbrowser-mcp %s: %s\n", r.Version, status)
 	fmt.Fprintf(w, "driver:  dir=%s installed=%v version=%s node=%s (%s)\n", r.Driver.Dir, r.Driver.Installed, r.Driver.Version, r.Driver.NodePath, r.Driver.NodeVersion)
 	if b := r.Binary; b != nil {
-		fmt.Fprintf(w, "browser: %s engine=%s source=%s stealth=%v version=%s answers=%s\n", b.BinaryPath, b.Engine, b.Source, b.Stealth, b.Version, r.BrowserVersion)
+		line := fmt.Sprintf("browser: %s engine=%s source=%s stealth=%v", b.BinaryPath, b.Engine, b.Source, b.Stealth)
+		if b.Version != "" { // a CloakBrowser version; a system Chromium has none
+			line += " version=" + b.Version
+		}
+		if r.BrowserVersion != "" {
+			line += " answers=" + r.BrowserVersion
+		}
+		fmt.Fprintln(w, line)
 		for _, t := range b.Tried {
 			fmt.Fprintf(w, "  tried: %s\n", t)
 		}

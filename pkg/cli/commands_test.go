@@ -161,29 +161,6 @@ func TestInstallProgress(t *testing.T) {
 	}
 }
 
-// TestInstallFailureSaidOnce: a failed download is said once and the
-// output ends with the next step.
-func TestInstallFailureSaidOnce(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	t.Cleanup(srv.Close)
-	cmd := exec.Command(mcptest.Binary(t), "install")
-	cmd.Env = append(os.Environ(), "CLOAKBROWSER_CACHE_DIR="+t.TempDir(), "CLOAKBROWSER_DOWNLOAD_URL="+srv.URL)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err == nil {
-		t.Fatalf("install succeeded against a mirror that has nothing:\n%s", stderr.String())
-	}
-	out := strings.TrimSpace(stderr.String())
-	// "HTTP 404", not "404": the mirror's port may hold those digits.
-	if n := strings.Count(out, "HTTP 404"); n != 1 {
-		t.Errorf("the 404 is said %d times, want once:\n%s", n, out)
-	}
-	lines := strings.Split(out, "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "next: ") {
-		t.Errorf("output does not end with the next step:\n%s", out)
-	}
-}
-
 // doctor runs `cloakbrowser-mcp doctor --json` with args and an empty
 // CloakBrowser cache, and returns its report and exit code.
 func doctor(t *testing.T, args ...string) (report struct {

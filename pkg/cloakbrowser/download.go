@@ -78,6 +78,61 @@ func (r *resolver) download(ctx context.Context) (BinaryInfo, error) {
 	return BinaryInfo{}, fmt.Errorf("download CloakBrowser %s for %s: %w", r.version, r.platform, errs)
 }
 
+// CheckDownload reports whether the CloakBrowser build could be downloaded
+// now, without downloading it: it fetches what a download fetches first
+// (the signed SHA256SUMS, a few hundred bytes; with SkipChecksum, a HEAD of
+// the archive) from each origin in turn and returns nil at the first that
+// answers. The error gives each origin's cause once. doctor uses it to say
+// whether the server will download CloakBrowser or use its fallback.
+func CheckDownload(ctx context.Context, o Options) error {
+	r, err := newResolver(o)
+	if err != nil {
+		return err
+	}
+	if r.platformErr != nil {
+		return fmt.Errorf("no CloakBrowser build for this platform (%w)", r.platformErr)
+	}
+	bases := []string{r.base}
+	if !r.custom {
+		bases = append(bases, GitHubReleasesBase)
+	}
+	var errs originErrors
+	for _, base := range bases {
+		dir := releaseDir(base, r.version)
+		if r.skipChecksum {
+			err = r.head(ctx, dir+"/"+ArchiveName(r.platform))
+		} else {
+			_, err = r.fetchSmall(ctx, dir+"/SHA256SUMS", r.limits.manifest)
+		}
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// head checks that a URL answers 200 to HEAD.
+func (r *resolver) head(ctx context.Context, u string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", redactURL(u), err)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("check %s: %w", redactURL(u), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("check %s: HTTP %s", redactURL(u), resp.Status)
+	}
+	return nil
+}
+
 // originErrors are the failures of each download origin, in order. Its text
 // gives each cause once, on one line; errors.Is sees every one.
 type originErrors []error

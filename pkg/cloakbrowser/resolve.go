@@ -173,8 +173,9 @@ type BinaryInfo struct {
 
 // Resolve finds the browser binary, in order: the explicit BinaryPath, the
 // cache, a download (only if AllowDownload), then a system Chromium, which is
-// reported as such (Engine "chromium", Stealth false, FallbackReason set) and
-// logged. A failed verification (bad signature, checksum, version or unsafe
+// reported as such (Engine "chromium", Stealth false, FallbackReason set);
+// the caller says so (Logf gets progress, not the result, so a server that
+// logs the result logs its reason once). A failed verification (bad signature, checksum, version or unsafe
 // archive) is returned as an error rather than falling back, since it is a
 // tampering signal; a download that merely fails (network, 404) falls back.
 // When nothing is found the error wraps ErrNotFound and lists everything

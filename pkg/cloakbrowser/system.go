@@ -42,7 +42,6 @@ func (r *resolver) system(reason error) (BinaryInfo, error) {
 			r.tried = append(r.tried, fmt.Sprintf("system: %s: %s", c, why))
 			continue
 		}
-		r.logf("WARNING: using system Chromium %s without CloakBrowser stealth: %v", p, reason)
 		info := BinaryInfo{
 			BundledVersion: PinnedVersionFor(r.platform),
 			Tier:           "free",

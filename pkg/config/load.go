@@ -402,7 +402,9 @@ func PrintUsage(w io.Writer) {
 Commands:
   serve                   serve MCP (the default; stdio unless --transport/--port)
   install [--driver-only] install the Playwright driver and CloakBrowser
-                          (--driver-only: the driver alone)
+                          (--driver-only: the driver alone;
+                          --require-cloakbrowser: exit 1 without CloakBrowser
+                          even when a system Chromium would serve)
   doctor [--json] [--no-launch]
                           check the setup (--json: machine-readable;
                           --no-launch: do not launch a browser)

@@ -17,12 +17,22 @@ import (
 // and never forwards such a request again (no loops).
 const HeaderForwarded = "X-Cloakbrowser-Cluster"
 
+// HeaderRefused is set on the 403 an instance answers to a forward whose
+// cluster secret is not its own, so the forwarding instance can tell that
+// refusal from any other 403 and log it.
+const HeaderRefused = "X-Cloakbrowser-Cluster-Refused"
+
 // Forwarder sends requests for sessions other instances own to them.
 type Forwarder struct {
 	secret [32]byte
 	raw    string
 	path   string
 	onDead func(w http.ResponseWriter, r *http.Request, err error)
+
+	// OnRefused, if set, is called when an owner refused a forward because
+	// the cluster secrets differ (its 403 carries HeaderRefused); owner is
+	// the owner's advertised URL. The 403 still reaches the client.
+	OnRefused func(owner string)
 
 	mu      sync.Mutex
 	proxies map[string]*httputil.ReverseProxy
@@ -91,6 +101,12 @@ func (f *Forwarder) proxy(base string) (*httputil.ReverseProxy, error) {
 		Transport:     f.tr,
 		FlushInterval: -1, // SSE: every event goes out as it arrives
 		ErrorHandler:  f.onDead,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusForbidden && resp.Header.Get(HeaderRefused) != "" && f.OnRefused != nil {
+				f.OnRefused(base)
+			}
+			return nil
+		},
 	}
 	f.proxies[base] = p
 	return p, nil

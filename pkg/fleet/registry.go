@@ -112,6 +112,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--redis-url: %w (want redis://[user:password@]host:port[/db] or rediss:// for TLS)", err)
 	}
+	setRedisLogger(o.Log)
 	// Nothing may wait on Redis for long: the registry is a hint.
 	opt.DialTimeout = time.Second
 	opt.ReadTimeout = time.Second
@@ -123,7 +124,7 @@ func Open(ctx context.Context, o Options) (*Registry, error) {
 		rdb: redis.NewClient(opt), opts: o, id: hex.EncodeToString(b), prefix: o.Prefix,
 		log: o.Log, local: map[string]string{}, load: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	if err := r.beat(ctx); err != nil {
+	if _, _, err := r.beat(ctx); err != nil {
 		_ = r.rdb.Close()
 		return nil, fmt.Errorf("redis at %s is unreachable (%w): start it or fix --redis-url", opt.Addr, err)
 	}
@@ -145,21 +146,28 @@ func (r *Registry) Healthy() bool {
 
 func (r *Registry) key(parts ...string) string { return r.prefix + strings.Join(parts, ":") }
 
-// beat renews this instance's heartbeat. After Redis came back (it may
-// have lost everything) it publishes the local sessions again.
-func (r *Registry) beat(ctx context.Context) error {
+// beat renews this instance's heartbeat and publishes the local sessions
+// again when Redis no longer has this instance's heartbeat key (it
+// restarted empty, even between two heartbeats, or the key expired while
+// this instance could not reach it and another instance swept its records)
+// or when the last round trip failed (a session committed meanwhile was
+// never published). It returns how many sessions it published again, and
+// whether Redis had lost this instance's key.
+//
+// The key is the detector, not Redis's run_id: a restart and an expiry
+// both lose it, and checking it costs one EXISTS in the heartbeat's
+// transaction; republishing every session at every heartbeat would cost
+// three writes per session per heartbeat and race Release.
+func (r *Registry) beat(ctx context.Context) (republished int, lost bool, err error) {
 	r.mu.Lock()
 	wasHealthy := r.healthy
-	local := make(map[string]string, len(r.local))
-	for k, v := range r.local {
-		local[k] = v
-	}
 	load := make([]any, 0, 2*len(r.load))
 	for k, v := range r.load {
 		load = append(load, k, v)
 	}
 	r.mu.Unlock()
 	pipe := r.rdb.TxPipeline()
+	had := pipe.Exists(ctx, r.key("inst", r.id))
 	pipe.Set(ctx, r.key("inst", r.id), r.opts.Advertise, r.opts.TTL)
 	pipe.SAdd(ctx, r.key("instances"), r.id)
 	pipe.Del(ctx, r.key("inst-load", r.id))
@@ -167,13 +175,49 @@ func (r *Registry) beat(ctx context.Context) error {
 		pipe.HSet(ctx, r.key("inst-load", r.id), load...)
 		pipe.Expire(ctx, r.key("inst-load", r.id), r.opts.TTL)
 	}
-	if !wasHealthy {
-		for sid, p := range local {
-			r.publish(ctx, pipe, sid, p)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, false, err
+	}
+	lost = had.Val() == 0
+	if !lost && wasHealthy {
+		return 0, false, nil
+	}
+	n, err := r.republish(ctx)
+	return n, lost, err
+}
+
+// republish writes every local session's record again. A session released
+// while its record was being written is deleted again afterwards, so a
+// close racing the heartbeat leaves no record behind.
+func (r *Registry) republish(ctx context.Context) (int, error) {
+	r.mu.Lock()
+	local := make(map[string]string, len(r.local))
+	for k, v := range r.local {
+		local[k] = v
+	}
+	r.mu.Unlock()
+	if len(local) == 0 {
+		return 0, nil
+	}
+	pipe := r.rdb.TxPipeline()
+	for sid, p := range local {
+		r.publish(ctx, pipe, sid, p)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	var gone []string
+	for sid := range local {
+		if _, ok := r.local[sid]; !ok {
+			gone = append(gone, sid)
 		}
 	}
-	_, err := pipe.Exec(ctx)
-	return err
+	r.mu.Unlock()
+	for _, sid := range gone {
+		r.unpublish(ctx, sid, local[sid])
+	}
+	return len(local) - len(gone), nil
 }
 
 func (r *Registry) run() {
@@ -188,7 +232,7 @@ func (r *Registry) run() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), r.opts.TTL/3)
-		err := r.beat(ctx)
+		n, lost, err := r.beat(ctx)
 		if err == nil {
 			if sweep++; sweep%3 == 0 {
 				r.sweepDead(ctx)
@@ -203,7 +247,9 @@ func (r *Registry) run() {
 		case err != nil && was:
 			r.log.Warn().Err(err).Msg("fleet: Redis is unreachable; local sessions keep working, new sessions and forwarding wait for it")
 		case err == nil && !was:
-			r.log.Info().Msg("fleet: Redis is back; local sessions published again")
+			r.log.Info().Int("sessions", n).Bool("recordsLost", lost).Msg("fleet: Redis is back; local sessions published again")
+		case err == nil && lost:
+			r.log.Warn().Int("sessions", n).Msg("fleet: Redis had lost this instance's records (it restarted, or this instance's heartbeat expired); local sessions published again")
 		}
 	}
 }
@@ -343,13 +389,17 @@ func (r *Registry) Release(ctx context.Context, sid string) {
 	p, ok := r.local[sid]
 	delete(r.local, sid)
 	r.mu.Unlock()
-	if !ok {
-		return
+	if ok {
+		r.unpublish(ctx, sid, p)
 	}
+}
+
+// unpublish deletes this instance's record of sid and its quota entry.
+func (r *Registry) unpublish(ctx context.Context, sid, principal string) {
 	pipe := r.rdb.TxPipeline()
 	pipe.Del(ctx, r.key("sess", sid))
 	pipe.SRem(ctx, r.key("inst-sess", r.id), sid)
-	pipe.ZRem(ctx, r.key("principal", p), sid+"|"+r.id)
+	pipe.ZRem(ctx, r.key("principal", principal), sid+"|"+r.id)
 	_, _ = pipe.Exec(ctx)
 }
 

@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -179,4 +180,74 @@ func TestRegistryLoad(t *testing.T) {
 		m, err := a.Load(context.Background())
 		return err == nil && m["ws://e1"] == 2 && m["ws://e2"] == 1, fmt.Sprintf("load = %v, %v", m, err)
 	})
+}
+
+// waitHeartbeat returns just after the registry's next heartbeat renewed
+// its key (its PTTL went up).
+func waitHeartbeat(t *testing.T, rd *mcptest.Redis, key string) {
+	t.Helper()
+	last := rd.Do("PTTL", key)
+	testtier.EventuallyState(t, 10*time.Second, "a heartbeat renewing "+key, func() (bool, string) {
+		now := rd.Do("PTTL", key)
+		a, _ := strconv.Atoi(strings.TrimPrefix(last, ":"))
+		b, _ := strconv.Atoi(strings.TrimPrefix(now, ":"))
+		renewed := b > a
+		last = now
+		return renewed, "PTTL " + now
+	})
+}
+
+// TestRegistryRedisRestartBetweenHeartbeats: Redis restarts (empty) between
+// two heartbeats, so no round trip of the registry ever fails; the next
+// heartbeat still finds its key gone, publishes the local sessions again
+// and says so in one line.
+func TestRegistryRedisRestartBetweenHeartbeats(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	var log mcptest.SyncBuffer
+	const ttl = 3 * time.Second // a heartbeat every second: the restart fits between two
+	r, err := fleet.Open(context.Background(), fleet.Options{RedisURL: rd.URL(), Prefix: "t:", Advertise: "http://127.0.0.1:1",
+		TTL: ttl, Log: zerolog.New(&log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	session(t, r, "s1", "t-a")
+
+	waitHeartbeat(t, rd, "t:inst:"+r.ID())
+	rd.Restart()
+	if got := rd.Do("EXISTS", "t:sess:s1"); got != ":0" {
+		t.Fatalf("Redis kept s1 across a restart without persistence: %s", got)
+	}
+	testtier.EventuallyState(t, 2*ttl, "s1, its owner and its quota entry published again", func() (bool, string) {
+		owner := rd.Value("HGET", "t:sess:s1", "owner")
+		member := rd.Do("ZSCORE", "t:principal:t-a", "s1|"+r.ID())
+		return owner == r.ID() && member != "$-1", fmt.Sprintf("owner %q, quota entry %s", owner, member)
+	})
+	if n := strings.Count(log.String(), "Redis had lost this instance's records"); n != 1 {
+		t.Fatalf("the republish is said %d times, want once:\n%s", n, log.String())
+	}
+}
+
+// TestRegistryRedisLogsJSON: go-redis's own lines (its dial failures while
+// Redis is gone) go to the registry's logger as JSON, tagged
+// component=redis, not as plain text to stderr.
+func TestRegistryRedisLogsJSON(t *testing.T) {
+	rd := mcptest.StartRedis(t)
+	var log mcptest.SyncBuffer
+	r, err := fleet.Open(context.Background(), fleet.Options{RedisURL: rd.URL(), Prefix: "t:", Advertise: "http://127.0.0.1:1",
+		TTL: 600 * time.Millisecond, Log: zerolog.New(&log).Level(zerolog.DebugLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	rd.Stop()
+	testtier.EventuallyState(t, 10*time.Second, "a go-redis line in the registry's log", func() (bool, string) {
+		return strings.Contains(log.String(), `"component":"redis"`), log.String()
+	})
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+	}
+	rd.Start()
 }

@@ -349,21 +349,25 @@ func (t *httpTransport) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, ok := t.policy.ProbeCaller(r); !ok {
-		httpguard.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		httpguard.WriteJSON(w, http.StatusOK, t.withRegistry(map[string]any{"status": "ok"}))
 		return
 	}
-	httpguard.WriteJSON(w, http.StatusOK, map[string]any{
+	httpguard.WriteJSON(w, http.StatusOK, t.withRegistry(map[string]any{
 		"status":    "ok",
 		"version":   Version,
 		"transport": config.TransportHTTP,
 		"uptimeMs":  time.Since(t.started).Milliseconds(),
-	})
+	}))
 }
 
 // readyz reports whether a new session would be accepted: 503 when every
 // slot is taken or the server is shutting down. Load balancers get the
-// status alone; an authenticated caller (as for healthz) also gets the
-// version, the session counts and its own sessions against its quota.
+// status (and, in a fleet, the registry's state) alone; an authenticated
+// caller (as for healthz) also gets the version, the session counts and its
+// own sessions against its quota. An unreachable Redis shows in the
+// registry field, not in the status: every instance shares it, and a
+// balancer that took them all out would cut off the sessions they still
+// serve.
 func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
 	if !probeMethod(w, r) {
 		return
@@ -380,10 +384,10 @@ func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	principal, ok := t.policy.ProbeCaller(r)
 	if !ok {
-		httpguard.WriteJSON(w, code, map[string]any{"status": status})
+		httpguard.WriteJSON(w, code, t.withRegistry(map[string]any{"status": status}))
 		return
 	}
-	httpguard.WriteJSON(w, code, map[string]any{
+	httpguard.WriteJSON(w, code, t.withRegistry(map[string]any{
 		"status":    status,
 		"version":   Version,
 		"transport": config.TransportHTTP,
@@ -394,7 +398,7 @@ func (t *httpTransport) readyz(w http.ResponseWriter, r *http.Request) {
 			"sessions": t.reg.PrincipalSessions(principal),
 			"max":      t.cfg.SessionMaxPerPrincipal, // 0: only sessions.max applies
 		},
-	})
+	}))
 }
 
 // probeMethod answers 405 unless r is a GET or HEAD.

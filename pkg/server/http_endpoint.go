@@ -73,6 +73,9 @@ func (t *httpTransport) endpoint(next http.Handler) http.Handler {
 			reject(http.StatusUnauthorized, httpguard.CodeUnauthorized, nil, "Unauthorized: send Authorization: Bearer <token>")
 			return
 		}
+		if t.refuseForgedForward(w, r) {
+			return
+		}
 
 		var msg rpcMessage
 		modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))

@@ -53,6 +53,9 @@ func (t *httpTransport) openFleet(ctx context.Context, ln net.Listener, scheme s
 		httpguard.WriteError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR,
 			"Service Unavailable: the server instance that owns this session does not answer; retry, or send initialize to start a new session")
 	})
+	t.fwd.OnRefused = func(owner string) {
+		t.s.log.Warn().Str("owner", owner).Msg("fleet: the instance owning a session refused our forward: its --cluster-secret differs from this instance's")
+	}
 	return nil
 }
 
@@ -67,13 +70,10 @@ func (t *httpTransport) forwardOrRefuse(w http.ResponseWriter, r *http.Request, 
 	notFound := func() {
 		httpguard.WriteError(w, http.StatusNotFound, id, codeSessionNotFound, msgSessionNotFound)
 	}
-	if forwarded, ok := t.fwd.Authentic(r); forwarded {
-		if !ok {
-			t.s.log.Warn().Str("remote", r.RemoteAddr).Msg("fleet: a forwarded request carried a wrong cluster secret")
-			httpguard.WriteError(w, http.StatusForbidden, id, mcp.INVALID_REQUEST, "Forbidden: bad cluster credentials")
-			return true
-		}
-		notFound() // forwarded to us but not ours (any more): never forward twice
+	if forwarded, _ := t.fwd.Authentic(r); forwarded {
+		// refuseForgedForward let it through: the secret is right. Forwarded
+		// to us but not ours (any more): never forward twice.
+		notFound()
 		return true
 	}
 	rec, err := t.fleet.Lookup(r.Context(), sid)
@@ -91,6 +91,30 @@ func (t *httpTransport) forwardOrRefuse(w http.ResponseWriter, r *http.Request, 
 		return true
 	}
 	t.fwd.Forward(w, r, rec.URL)
+	return true
+}
+
+// msgBadClusterSecret answers a forwarded request whose cluster secret is
+// not ours. The client sees it through the forwarding instance, so it says
+// what the operator must fix.
+const msgBadClusterSecret = "Forbidden: this request was forwarded by another server instance whose --cluster-secret differs from this one's; every instance of the fleet needs the same --cluster-secret"
+
+// refuseForgedForward answers 403 to a request that carries the forwarding
+// header with a secret other than ours, whatever session it names (one of
+// ours included), and logs it once. It reports whether it answered. Without
+// a fleet the header means nothing and is ignored.
+func (t *httpTransport) refuseForgedForward(w http.ResponseWriter, r *http.Request) bool {
+	if t.fleet == nil {
+		return false
+	}
+	forwarded, ok := t.fwd.Authentic(r)
+	if !forwarded || ok {
+		return false
+	}
+	t.s.log.Warn().Str("remote", r.RemoteAddr).Str("method", r.Method).
+		Msg("fleet: refused a forwarded request: its cluster secret is not this instance's (--cluster-secret differs between instances, or the header was forged)")
+	w.Header().Set(fleet.HeaderRefused, "cluster-secret")
+	httpguard.WriteError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, msgBadClusterSecret)
 	return true
 }
 
@@ -239,4 +263,19 @@ func (t *httpTransport) releaseSeat(handle string) {
 	if st != nil {
 		st.release()
 	}
+}
+
+// withRegistry adds the fleet registry's state to a probe's answer:
+// "registry": "ok" or "unreachable" (Redis did not answer the last round
+// trip: new sessions and forwarding get 503 until it returns; local
+// sessions keep working). Without a fleet the answer is unchanged.
+func (t *httpTransport) withRegistry(m map[string]any) map[string]any {
+	if t.fleet == nil {
+		return m
+	}
+	m["registry"] = "ok"
+	if !t.fleet.Healthy() {
+		m["registry"] = "unreachable"
+	}
+	return m
 }

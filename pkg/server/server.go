@@ -139,6 +139,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		co.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
 		info, err := cloakbrowser.Resolve(ctx, co)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// The server closed before the binary was resolved (stdin
+			// closed at once): nothing was missing.
+			log.Debug().Err(err).Msg("browser binary resolution stopped: the server is closing")
 		case err != nil:
 			log.Error().Err(err).Msg("no browser binary")
 		case info.Source == cloakbrowser.SourceSystem:
@@ -395,7 +399,7 @@ func (s *Server) prewarm() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := sess.Generation(ctx); err != nil && !errors.Is(err, session.ErrClosed) {
+	if _, err := sess.Generation(ctx); err != nil && !errors.Is(err, session.ErrClosed) && s.life.Err() == nil {
 		s.log.Warn().Err(err).Msg("browser prewarm failed; the first browser call will retry")
 	}
 }
