@@ -9,19 +9,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
+	"net"
 	"net/http"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/mxschmitt/playwright-go"
 	"github.com/rs/zerolog"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/cdpproxy"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/outdir"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -32,16 +34,84 @@ var ErrOwnership = errors.New("CDP ownership proof failed")
 
 // Bounds of the steps between a launch and the publication of its capability.
 const (
-	// devToolsPortWait bounds the wait for <profile>/DevToolsActivePort.
-	devToolsPortWait = 10 * time.Second
+	// internalPortWait bounds the wait for the browser's internal DevTools
+	// endpoint to answer after the launch.
+	internalPortWait = 10 * time.Second
 	// ownershipProofTimeout bounds the ownership proof.
 	ownershipProofTimeout = 10 * time.Second
 )
 
-// internalDebuggingArgs make the browser listen on a loopback DevTools port
-// chosen by the kernel, alongside Playwright's pipe. The port is learnt from
-// <profile>/DevToolsActivePort, never guessed.
-var internalDebuggingArgs = []string{"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1"}
+// internalDebuggingArgs make the browser listen on port, an internal DevTools
+// port (see reserveInternalPort), beside Playwright's pipe. Chromium binds
+// 127.0.0.1 whatever the address says (or [::1] when 127.0.0.1 is taken:
+// awaitInternalPort tells); the address is for builds that honour it. With a
+// port given, Chromium writes no DevToolsActivePort: the number is nowhere
+// but in this process.
+func internalDebuggingArgs(port int) []string {
+	return []string{"--remote-debugging-port=" + strconv.Itoa(port), "--remote-debugging-address=127.0.0.1"}
+}
+
+// ErrNoInternalPort means every internal DevTools port is in use: by this
+// process's browsers, other servers' or other programs.
+var ErrNoInternalPort = errors.New("no free internal DevTools port")
+
+// internalPorts are the internal DevTools ports this process has picked for
+// browsers that have not yet shown they listen on them. A port a live
+// browser listens on is found taken by binding it.
+var internalPorts = struct {
+	sync.Mutex
+	held map[int]bool
+}{held: map[int]bool{}}
+
+// reserveInternalPort picks a free internal DevTools port: one of
+// cloakbrowser.InternalDevToolsPorts, which every Chromium refuses to load
+// anything from, so no page of any browser — another principal's, another
+// session's, this one's — reaches the endpoint by navigation, fetch, iframe,
+// WebSocket or redirect, under any host spelling or through a proxy. A port
+// is free if this process holds no reservation of it and 127.0.0.1:port
+// binds; the order is random within each tier, avoid (the session's last
+// port) last, so that servers launching at once seldom pick the same one.
+func reserveInternalPort(avoid int) (int, error) {
+	internalPorts.Lock()
+	defer internalPorts.Unlock()
+	for _, tier := range cloakbrowser.InternalDevToolsPorts() {
+		mrand.Shuffle(len(tier), func(i, j int) { tier[i], tier[j] = tier[j], tier[i] })
+		if i := slices.Index(tier, avoid); i >= 0 {
+			tier = append(append(tier[:i:i], tier[i+1:]...), avoid)
+		}
+		for _, p := range tier {
+			if internalPorts.held[p] {
+				continue
+			}
+			ln, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				continue
+			}
+			_ = ln.Close()
+			internalPorts.held[p] = true
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: every port Chromium keeps closed to pages that this process may bind is taken; close a session with CDP", ErrNoInternalPort)
+}
+
+func releaseInternalPort(p int) {
+	internalPorts.Lock()
+	delete(internalPorts.held, p)
+	internalPorts.Unlock()
+}
+
+// afterInternalPortPick, if set (by tests), runs after a launch's internal
+// port is picked and before the browser is started on it.
+var afterInternalPortPick func(port int)
+
+// internalPortAttempts bounds the launches of one generation whose internal
+// port another browser took between the pick and the bind.
+const internalPortAttempts = 3
+
+// errInternalPortTaken means the browser could not listen on its internal
+// port on 127.0.0.1: another process took it after it was picked.
+var errInternalPortTaken = errors.New("the internal DevTools port was taken by another process")
 
 // CDP is a session's managed CDP endpoint: a port lease stable for the
 // session's life, the capability proxy serving on it (clients reach the
@@ -63,6 +133,8 @@ type CDP struct {
 	published int // generation whose capability is live; 0 if none
 	last      int // generation published last; 0 before the first
 	internal  int // internal DevTools port of the published generation
+	pending   int // internal port reserved for the generation being launched; 0 if none
+	previous  int // internal port given to the last launch
 	closed    bool
 }
 
@@ -192,14 +264,98 @@ func (c *CDP) Info() CDPInfo {
 	return info
 }
 
+// pickInternalPort reserves an internal DevTools port for the generation
+// about to be launched, in place of any earlier reservation of c.
+func (c *CDP) pickInternalPort() (int, error) {
+	c.releasePending()
+	c.mu.Lock()
+	avoid := c.previous
+	c.mu.Unlock()
+	p, err := reserveInternalPort(avoid)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.pending, c.previous = p, p
+	c.mu.Unlock()
+	return p, nil
+}
+
+// pendingPort is the internal port reserved for the launch, or 0.
+func (c *CDP) pendingPort() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending
+}
+
+// releasePending ends the reservation of the launch's internal port: the
+// browser listens on it now, or will not.
+func (c *CDP) releasePending() {
+	c.mu.Lock()
+	p := c.pending
+	c.pending = 0
+	c.mu.Unlock()
+	if p != 0 {
+		releaseInternalPort(p)
+	}
+}
+
+// awaitInternalPort waits, bounded by internalPortWait, until the browser
+// of bc lists its first page on 127.0.0.1:port. It fails with
+// errInternalPortTaken if another browser lists its pages there, or if
+// nothing answers there (Chromium listens on [::1] when 127.0.0.1 is taken):
+// another process bound the port between its pick and the launch.
+func awaitInternalPort(ctx context.Context, bc playwright.BrowserContext, port int) error {
+	pages := bc.Pages()
+	if len(pages) == 0 {
+		return nil // the ownership proof opens a page and checks
+	}
+	sess, err := bc.NewCDPSession(pages[0])
+	if err != nil {
+		return fmt.Errorf("read the first page's target id: %w", err)
+	}
+	res, err := sess.Send("Target.getTargetInfo", nil)
+	_ = sess.Detach()
+	if err != nil {
+		return fmt.Errorf("read the first page's target id: %w", err)
+	}
+	info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
+	id, _ := info["targetId"].(string)
+	if !validTargetID(id) {
+		return fmt.Errorf("Target.getTargetInfo gave target id %q", id)
+	}
+	ctx, cancel := context.WithTimeout(ctx, internalPortWait)
+	defer cancel()
+	base := "127.0.0.1:" + strconv.Itoa(port)
+	for {
+		err := listsTarget(ctx, base, id)
+		var listed *notListedError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &listed):
+			return fmt.Errorf("%w: %v", errInternalPortTaken, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: nothing of this browser answers on %s: %v", errInternalPortTaken, base, err)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
 // publish proves that g's internal endpoint is g's browser and only then
 // makes a new capability live for it. It is the last step before waiting
 // calls are forwarded to g.
 func (c *CDP) publish(ctx context.Context, g *Generation) error {
 	start := time.Now()
-	port, err := readDevToolsPort(ctx, g.ProfileDir, devToolsPortWait)
-	if err != nil {
-		return fmt.Errorf("generation %d: internal DevTools endpoint: %w", g.N, err)
+	// The browser listens on its port now (awaitInternalPort), so the
+	// reservation ends here, whatever the proof says.
+	port := c.pendingPort()
+	defer c.releasePending()
+	if !cloakbrowser.IsInternalDevToolsPort(port) {
+		// Pages could reach any other port: never publish it.
+		return fmt.Errorf("generation %d: %w: no internal DevTools port was given to the browser", g.N, ErrOwnership)
 	}
 	pctx, cancel := context.WithTimeout(ctx, ownershipProofTimeout)
 	defer cancel()
@@ -255,51 +411,11 @@ func (c *CDP) revoke() {
 // close closes the proxy's listener and releases the port lease; it waits
 // for every proxied request and socket to end.
 func (c *CDP) close() error {
+	c.releasePending()
 	err := c.proxy.Close()
 	c.lease.Release()
 	c.log.Info().Msg("CDP endpoint closed; port released")
 	return err
-}
-
-// readDevToolsPort waits (bounded by d and ctx) for the DevToolsActivePort
-// file Chromium writes into its profile once its DevTools server listens,
-// and returns the port on its first line.
-func readDevToolsPort(ctx context.Context, profile string, d time.Duration) (int, error) {
-	path := filepath.Join(profile, "DevToolsActivePort")
-	deadline := time.Now().Add(d)
-	var last error
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			port, perr := parseDevToolsActivePort(b)
-			if perr == nil {
-				return port, nil
-			}
-			err = perr
-		}
-		last = err
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("no usable %s after %v: %w", path, d, last)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
-		case <-time.After(25 * time.Millisecond):
-		}
-	}
-}
-
-// parseDevToolsActivePort reads "<port>\n/devtools/browser/<id>\n".
-func parseDevToolsActivePort(b []byte) (int, error) {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) < 2 || !strings.HasPrefix(strings.TrimSpace(lines[1]), "/devtools/browser/") {
-		return 0, errors.New("incomplete DevToolsActivePort")
-	}
-	port, err := strconv.Atoi(strings.TrimSpace(lines[0]))
-	if err != nil || port < 1 || port > 65535 {
-		return 0, fmt.Errorf("DevToolsActivePort names port %q", lines[0])
-	}
-	return port, nil
 }
 
 // loopbackClient talks to the browser's internal endpoint: never through a
@@ -404,7 +520,15 @@ func listsTarget(ctx context.Context, base, targetID string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("the internal endpoint does not list page %s", targetID)
+	return &notListedError{targetID}
+}
+
+// notListedError means the internal endpoint answered without the page:
+// another browser's endpoint.
+type notListedError struct{ id string }
+
+func (e *notListedError) Error() string {
+	return "the internal endpoint does not list page " + e.id
 }
 
 // consumeGlobal reads and deletes window[name] in the page at wsURL with

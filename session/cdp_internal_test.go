@@ -1,64 +1,72 @@
 package session
 
 import (
-	"context"
-	"os"
-	"path/filepath"
+	"errors"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 )
 
-func TestParseDevToolsActivePort(t *testing.T) {
-	cases := []struct {
-		name, in string
-		port     int
-		err      string
-	}{
-		{"ok", "36307\n/devtools/browser/0393c7ae-9bf9-45b1-88fe-ac06269ccb00\n", 36307, ""},
-		{"no trailing newline", "9222\n/devtools/browser/x", 9222, ""},
-		{"port only (being written)", "36307\n", 0, "incomplete"},
-		{"empty", "", 0, "incomplete"},
-		{"not a number", "abc\n/devtools/browser/x\n", 0, `port "abc"`},
-		{"zero", "0\n/devtools/browser/x\n", 0, `port "0"`},
-		{"too big", "70000\n/devtools/browser/x\n", 0, `port "70000"`},
-		{"wrong path", "9222\n/json/version\n", 0, "incomplete"},
+// TestReserveInternalPort: internal DevTools ports come from the ports
+// Chromium keeps closed to pages; one this process holds, or another
+// process listens on, is not picked; the session's last port is picked only
+// when no other is free; and when none is free the error says so.
+func TestReserveInternalPort(t *testing.T) {
+	var held []int
+	t.Cleanup(func() {
+		for _, p := range held {
+			releaseInternalPort(p)
+		}
+	})
+	// Another process's listener on an internal port.
+	var busy net.Listener
+	for _, p := range cloakbrowser.InternalDevToolsPorts()[0] {
+		if ln, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			busy = ln
+			break
+		}
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			port, err := parseDevToolsActivePort([]byte(tc.in))
-			if tc.err == "" {
-				if err != nil || port != tc.port {
-					t.Fatalf("got %d, %v; want %d", port, err, tc.port)
-				}
-				return
+	if busy == nil {
+		t.Fatal("every unprivileged internal DevTools port is in use on this machine")
+	}
+	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+	seen := map[int]bool{}
+	for {
+		p, err := reserveInternalPort(0)
+		if err != nil {
+			if !errors.Is(err, ErrNoInternalPort) || !strings.Contains(err.Error(), "close a session with CDP") {
+				t.Fatalf("exhausted: %v", err)
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Fatalf("err %v, want %q", err, tc.err)
-			}
-		})
+			break
+		}
+		held = append(held, p)
+		if !cloakbrowser.IsInternalDevToolsPort(p) || seen[p] || p == busyPort {
+			t.Fatalf("picked %d (seen %v, busy %d)", p, seen[p], busyPort)
+		}
+		seen[p] = true
 	}
-}
-
-// TestReadDevToolsPortWaitsBounded: the port is read once the file is
-// complete, and a file that never comes is an error after the bound.
-func TestReadDevToolsPortWaitsBounded(t *testing.T) {
-	dir := t.TempDir()
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		_ = os.WriteFile(filepath.Join(dir, "DevToolsActivePort"), []byte("41234\n/devtools/browser/abc\n"), 0o600)
-	}()
-	if port, err := readDevToolsPort(t.Context(), dir, 5*time.Second); err != nil || port != 41234 {
-		t.Fatalf("got %d, %v", port, err)
+	if len(held) == 0 {
+		t.Fatal("no internal port reserved")
 	}
-	start := time.Now()
-	_, err := readDevToolsPort(t.Context(), t.TempDir(), 200*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "no usable") || time.Since(start) > 2*time.Second {
-		t.Fatalf("missing file: %v after %v", err, time.Since(start))
+	// With two free (of one tier), the one to avoid is not picked; alone, it is.
+	if len(held) < 2 || held[1] < 1024 {
+		t.Skip("fewer than two unprivileged internal ports are free on this machine")
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := readDevToolsPort(ctx, t.TempDir(), time.Minute); err == nil || !strings.Contains(err.Error(), "canceled") {
-		t.Fatalf("cancelled: %v", err)
+	a, b := held[0], held[1]
+	releaseInternalPort(a)
+	releaseInternalPort(b)
+	held = held[2:]
+	p, err := reserveInternalPort(a)
+	if err != nil || p != b {
+		t.Fatalf("avoiding %d of %d and %d: got %d, %v", a, a, b, p, err)
 	}
+	held = append(held, p)
+	if p, err = reserveInternalPort(a); err != nil || p != a {
+		t.Fatalf("only %d free: got %d, %v", a, p, err)
+	}
+	held = append(held, p)
 }

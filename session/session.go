@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -452,17 +452,16 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		temp = true
 	}
 	args := s.cfg.Args(bin)
-	if s.CDP() != nil {
-		// An internal loopback DevTools endpoint beside Playwright's pipe. A
-		// persistent profile may hold the file of an earlier run: remove it
-		// so the port read after the launch is this browser's.
-		args = cloakbrowser.DedupeArgs(append(args, internalDebuggingArgs...))
-		if err := os.Remove(filepath.Join(profile, "DevToolsActivePort")); err != nil && !os.IsNotExist(err) {
-			if temp {
-				_ = os.RemoveAll(profile)
+	c := s.CDP()
+	launched := false
+	if c != nil {
+		// The internal port stays reserved from its pick until publish
+		// ends the reservation, or a failed launch here.
+		defer func() {
+			if !launched {
+				c.releasePending()
 			}
-			return nil, fmt.Errorf("remove a stale DevToolsActivePort: %w", err)
-		}
+		}()
 	}
 	start := time.Now()
 	timeout := s.cfg.launchTimeout()
@@ -485,23 +484,63 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		}
 		return nil, err
 	}
-	// Bounded by Playwright's own timeout; this runs on the launch flight's
-	// goroutine, which Close waits for.
-	bc, err := pw.Chromium.LaunchPersistentContext(profile, opts)
-	if err == nil && ctx.Err() != nil {
-		// The session closed during the launch.
+	base := opts.Args
+	var bc playwright.BrowserContext
+	for attempt := 1; ; attempt++ {
+		if c != nil {
+			// An internal loopback DevTools endpoint beside Playwright's
+			// pipe, on a port no page can load from.
+			port, err := c.pickInternalPort()
+			if err != nil {
+				if temp {
+					_ = os.RemoveAll(profile)
+				}
+				return nil, err
+			}
+			opts.Args = cloakbrowser.DedupeArgs(append(slices.Clone(base), internalDebuggingArgs(port)...))
+			s.log.Debug().Int("generation", n).Int("internalPort", port).Msg("internal DevTools port picked")
+			if afterInternalPortPick != nil {
+				afterInternalPortPick(port)
+			}
+		}
+		// Bounded by Playwright's own timeout; this runs on the launch flight's
+		// goroutine, which Close waits for.
+		bc, err = pw.Chromium.LaunchPersistentContext(profile, opts)
+		if err == nil && ctx.Err() != nil {
+			// The session closed during the launch.
+			_ = bc.Close()
+			err = ctx.Err()
+		}
+		if err != nil {
+			if temp {
+				killAndWait(profile, 5*time.Second)
+				_ = removeAllRetry(profile)
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
+			}
+			return nil, launchError(bin, err)
+		}
+		if c == nil {
+			break
+		}
+		perr := awaitInternalPort(ctx, bc, c.pendingPort())
+		if perr == nil {
+			break
+		}
 		_ = bc.Close()
-		err = ctx.Err()
-	}
-	if err != nil {
 		if temp {
 			killAndWait(profile, 5*time.Second)
-			_ = removeAllRetry(profile)
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("launch %s: %w", bin.BinaryPath, ctx.Err())
+		if !errors.Is(perr, errInternalPortTaken) || attempt == internalPortAttempts {
+			if temp {
+				_ = removeAllRetry(profile)
+			}
+			return nil, fmt.Errorf("launch %s: internal DevTools endpoint: %w", bin.BinaryPath, perr)
 		}
-		return nil, launchError(bin, err)
+		// Another process bound the port between its pick and the launch:
+		// launch again on another one.
+		s.log.Info().Int("generation", n).Int("attempt", attempt).Err(perr).Msg("internal DevTools port taken during the launch; launching again")
 	}
 	g := newGeneration(s, n, bc, profile, temp, nil)
 	// A persistent context takes no storage state option: load it after.
@@ -515,6 +554,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		s.watchDriver(g, driverExited)
 	}()
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("browser launched")
+	launched = true
 	return g, nil
 }
 

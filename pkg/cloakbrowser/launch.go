@@ -33,14 +33,17 @@ type LaunchOptions struct {
 // LaunchArgs is the browser command line for bin (without the flags
 // Playwright adds itself): the closed-network flags, --no-sandbox when
 // asked, the stealth flags for a CloakBrowser binary, then the extra args. A
-// later --flag replaces an earlier one of the same name.
+// later --flag replaces an earlier one of the same name. Extra args keep
+// pages off the internal DevTools ports: those ports are taken out of an
+// --explicitly-allowed-ports list, and MAP rules onto them out of
+// --host-resolver-rules and --host-rules; the rest of each is kept.
 func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 	args := NetworkQuietArgs()
 	if o.NoSandbox {
 		args = append(args, "--no-sandbox")
 	}
 	args = append(args, StealthArgs(bin, o.FingerprintSeed, "")...)
-	args = append(args, o.ExtraArgs...)
+	args = append(args, keepPagesOffInternalPorts(o.ExtraArgs)...)
 	return DedupeArgs(args)
 }
 

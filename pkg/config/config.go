@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/portrange"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 )
 
 // Transports.
@@ -579,7 +580,8 @@ func (c Config) Validate() error {
 // managed CDP endpoint adds its own loopback port and publishes it only
 // through the capability proxy. A user port, address or pipe would expose an
 // unauthenticated debugger beside both, and --remote-allow-origins would let
-// web pages drive it.
+// web pages drive it. Nor may a user's args open the ports of the internal
+// DevTools endpoints to pages (cloakbrowser.CheckExtraArg).
 func reservedBrowserArg(arg string) string {
 	name := strings.ToLower(strings.TrimLeft(arg, "-"))
 	name, _, _ = strings.Cut(name, "=")
@@ -589,7 +591,7 @@ func reservedBrowserArg(arg string) string {
 	case name == "remote-allow-origins":
 		return "would let web pages drive the browser's debugger; CDP clients reach it through --cdp-enabled"
 	}
-	return ""
+	return cloakbrowser.CheckExtraArg(arg)
 }
 
 func isLoopback(host string) bool {

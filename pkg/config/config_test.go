@@ -166,6 +166,11 @@ func TestValidate(t *testing.T) {
 		{"extra args debugging pipe", func(c *Config) { c.ExtraArgs = []string{"--remote-debugging-pipe"} }, "managed by the server"},
 		{"extra args single dash", func(c *Config) { c.ExtraArgs = []string{"-Remote-Debugging-Port=1"} }, "--extra-args=-Remote-Debugging-Port=1"},
 		{"extra args allow origins", func(c *Config) { c.ExtraArgs = []string{"--remote-allow-origins=*"} }, "--extra-args=--remote-allow-origins=*"},
+		{"extra args allow internal port", func(c *Config) { c.ExtraArgs = []string{"--explicitly-allowed-ports=8080,6665"} }, "port 6665 stays closed to pages"},
+		{"extra args host rule onto internal port", func(c *Config) { c.ExtraArgs = []string{"--host-resolver-rules=MAP * 127.0.0.1:6000"} }, "--extra-args=--host-resolver-rules=MAP * 127.0.0.1:6000"},
+		{"extra args host rules ok", func(c *Config) {
+			c.ExtraArgs = []string{"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost", "--explicitly-allowed-ports=8080"}
+		}, ""},
 		{"extra args ok", func(c *Config) { c.ExtraArgs = []string{"--lang=de", "--disable-gpu"} }, ""},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "--log-level=loud"},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 )
 
@@ -338,6 +340,141 @@ func TestCDPFilesPerPrincipal(t *testing.T) {
 	for _, m := range append(pageB.seen, browserB.seen...) {
 		if strings.Contains(m, "TOP-SECRET") {
 			t.Fatalf("a secret reached B's CDP client: %.200s", m)
+		}
+	}
+}
+
+// attackPage is a page that tries every way a page has to the DevTools
+// endpoint on 127.0.0.1:port — fetch under several host spellings, a
+// redirect, a WebSocket to page id's target — and, in ways whose answer a
+// page cannot read (iframes, an image, a beacon), asks it to close page id.
+// window.attack resolves to one line per readable attempt: "reached",
+// "blocked", "open" or "refused".
+const attackPage = `<!doctype html><title>attack</title><script>
+window.attack = (async () => {
+	const q = new URLSearchParams(location.search), port = q.get("port"), id = q.get("id");
+	const closeURL = h => "http://" + h + ":" + port + "/json/close/" + id;
+	const out = [];
+	for (const h of ["127.0.0.1", "localhost", "0.0.0.0", "[::ffff:7f00:1]", "x.localhost", "2130706433"]) {
+		try { await fetch("http://" + h + ":" + port + "/json/version", {mode: "no-cors"}); out.push("fetch " + h + ": reached"); }
+		catch (e) { out.push("fetch " + h + ": blocked"); }
+	}
+	try { await fetch("/redir?to=" + encodeURIComponent(closeURL("127.0.0.1")), {mode: "no-cors"}); out.push("redirect: reached"); }
+	catch (e) { out.push("redirect: blocked"); }
+	out.push("websocket: " + await new Promise(done => {
+		try {
+			const ws = new WebSocket("ws://127.0.0.1:" + port + "/devtools/page/" + id);
+			ws.onopen = () => done("open");
+			ws.onerror = () => done("refused");
+		} catch (e) { done("refused"); }
+	}));
+	await Promise.all(["127.0.0.1", "localhost", "0.0.0.0"].map(h => new Promise(done => {
+		const f = document.createElement("iframe");
+		f.onload = f.onerror = done;
+		f.src = closeURL(h);
+		document.body.append(f);
+	})));
+	await new Promise(done => { const i = new Image(); i.onload = i.onerror = done; i.src = closeURL("127.0.0.1"); });
+	navigator.sendBeacon(closeURL("127.0.0.1"));
+	return out.join("\n");
+})();
+</script>`
+
+// TestCDPInternalPortUnreachable (issue 29, item 2): no page of any browser
+// the server launched reaches a session's internal DevTools endpoint. With
+// two bearer tokens, B — with MCP tools alone, no CDP — navigates to A's
+// internal port's /json/list and /json/close/<A's page> under every host
+// spelling and through a redirect, and opens a page that tries fetch,
+// iframes, an image, a beacon and a WebSocket there; A's own page tries the
+// same on its own port. Every attempt fails with Chromium's
+// ERR_UNSAFE_PORT (the internal port is one Chromium keeps closed to
+// pages), nothing B sees names A's page, and A's page stays open.
+func TestCDPInternalPortUnreachable(t *testing.T) {
+	browserEnv(t)
+	const titleA = "A-PRIVATE-TITLE-9d2e"
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redir":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case "/attack":
+			fmt.Fprint(w, attackPage)
+		case "/a":
+			fmt.Fprintf(w, `<!doctype html><title>%s</title><p>a</p>`, titleA)
+		default:
+			fmt.Fprint(w, `<!doctype html><title>B page</title><p>b</p>`)
+		}
+	}))
+	t.Cleanup(site.Close)
+	portRange, _ := freePorts(t, 2)
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-auth-tokens", tokenA+","+tokenB, "--cdp-port-range", portRange)})
+	cdpOn := map[string]any{"io.github.cloakmcp/cloakbrowser-mcp": map[string]any{"cdpEnabled": true}}
+	a := h.Connect(t, mcptest.ConnectOptions{Token: tokenA, InitializeMeta: cdpOn})
+	b := h.Connect(t, mcptest.ConnectOptions{Token: tokenB})
+	navigateAll(t, []*mcptest.HTTPClient{a, b}, []string{site.URL + "/a", site.URL + "/b"})
+
+	discoveryA := *readyCDP(t, a.Client).DiscoveryURL
+	sessA, err := h.Server.Sessions().Get(a.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	portA := strconv.Itoa(sessA.CDP().InternalPort())
+	pageA, _ := pageTarget(t, discoveryA, site.URL+"/a")
+	if code := httpStatus(t, "http://127.0.0.1:"+portA+"/json/version"); code != http.StatusOK {
+		t.Fatalf("A's internal endpoint answers a Go client %d", code) // the proxy's path works
+	}
+
+	// B navigates there itself.
+	for _, host := range []string{"127.0.0.1", "localhost", "0.0.0.0", "[::ffff:7f00:1]", "[::ffff:127.0.0.1]", "x.localhost", "2130706433", "127.1"} {
+		for _, path := range []string{"/json/list", "/json/close/" + pageA} {
+			u := "http://" + host + ":" + portA + path
+			got := mcptest.Text(b.Call(t, "browser_navigate", map[string]any{"url": u}))
+			if strings.Contains(got, titleA) || strings.Contains(got, pageA+`"`) || !strings.Contains(got, "ERR_UNSAFE_PORT") {
+				t.Errorf("B's browser_navigate %s answered:\n%.600s", u, got)
+			}
+		}
+	}
+	redirect := site.URL + "/redir?to=" + url.QueryEscape("http://127.0.0.1:"+portA+"/json/close/"+pageA)
+	if got := mcptest.Text(b.Call(t, "browser_navigate", map[string]any{"url": redirect})); !strings.Contains(got, "ERR_UNSAFE_PORT") {
+		t.Errorf("B's browser_navigate through a redirect answered:\n%.600s", got)
+	}
+
+	// B's page and A's own page try what a page can.
+	attack := func(c *mcptest.HTTPClient, who string) {
+		t.Helper()
+		must(t, c.Client, "browser_navigate", map[string]any{"url": site.URL + "/attack?port=" + portA + "&id=" + pageA}, "- Page Title: attack")
+		got := must(t, c.Client, "browser_evaluate", map[string]any{"function": "() => window.attack"})
+		for _, line := range []string{"fetch 127.0.0.1: blocked", "fetch localhost: blocked", "fetch 0.0.0.0: blocked",
+			"fetch [::ffff:7f00:1]: blocked", "fetch x.localhost: blocked", "fetch 2130706433: blocked", "redirect: blocked", "websocket: refused"} {
+			if !strings.Contains(got, line) {
+				t.Errorf("%s's page: want %q in:\n%s", who, line, got)
+			}
+		}
+	}
+	attack(b, "B")
+	attack(a, "A")
+
+	// A's page is still there (the attack page, in the same tab), and A still drives it.
+	if id, _ := pageTarget(t, discoveryA, site.URL+"/attack?port="+portA+"&id="+pageA); id != pageA {
+		t.Fatalf("A's page is target %s, was %s", id, pageA)
+	}
+	must(t, a.Client, "browser_navigate", map[string]any{"url": site.URL + "/a"}, "- Page Title: "+titleA)
+	if tabs := must(t, b.Client, "browser_tabs", map[string]any{"action": "list"}); strings.Contains(tabs, titleA) {
+		t.Fatalf("B's tabs show A's page:\n%s", tabs)
+	}
+}
+
+// TestInternalDevToolsPortsClosedToPages pins what the internal DevTools
+// endpoints rely on: Chromium refuses to load a page from every port they
+// may use (ERR_UNSAFE_PORT), so a Chromium that drops one from its list of
+// restricted ports fails here rather than opening an endpoint to pages.
+func TestInternalDevToolsPortsClosedToPages(t *testing.T) {
+	c, _ := inProcess(t)
+	for _, tier := range cloakbrowser.InternalDevToolsPorts() {
+		for _, p := range tier {
+			u := "http://127.0.0.1:" + strconv.Itoa(p) + "/json/list"
+			if got := mcptest.Text(c.Call(t, "browser_navigate", map[string]any{"url": u})); !strings.Contains(got, "ERR_UNSAFE_PORT") {
+				t.Errorf("browser_navigate %s answered:\n%.300s", u, got)
+			}
 		}
 	}
 }
