@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -51,19 +50,4 @@ func (s *Session) BeginCall() (end func(), err error) {
 			g.mu.Unlock()
 		})
 	}, nil
-}
-
-// HoldResult waits until no other call of the session is bringing a value
-// from the page into the server (browser_evaluate's result, which only the
-// page bounds) and returns the release: however many calls are in flight, a
-// session holds at most one such value at a time. It fails when ctx ends
-// first.
-func (s *Session) HoldResult(ctx context.Context) (release func(), err error) {
-	select {
-	case s.results <- struct{}{}:
-		var once sync.Once
-		return func() { once.Do(func() { <-s.results }) }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for this session's other evaluate to finish: %w", ctx.Err())
-	}
 }

@@ -202,9 +202,6 @@ type Session struct {
 	idle idleWatch
 	// calls counts the tool calls in flight (calls.go).
 	calls callGate
-	// results holds one token: the call that may bring a large value from
-	// the page (HoldResult).
-	results chan struct{}
 
 	// principal is who owns the session (files.go); set once by the
 	// registry before the session is published, "" for stdio.
@@ -218,7 +215,7 @@ func New(id string, drv *driver.Driver, cfg Config) *Session {
 	if refs == nil {
 		refs = &snapshot.RefCache{}
 	}
-	s := &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs, results: make(chan struct{}, 1)}
+	s := &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs}
 	s.startIdleWatch()
 	return s
 }

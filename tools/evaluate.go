@@ -36,13 +36,6 @@ func evaluate(c *tabCall) error {
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)
 	defer cancel()
-	// One result at a time per session: a huge value crosses into the
-	// server whole before it can be cut.
-	release, err := c.sess.HoldResult(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
 	v, err := c.evaluateOn(ctx, el, fn)
 	var te *page.TimeoutError
 	switch {

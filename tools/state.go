@@ -198,13 +198,6 @@ func evaluateWithTimeout(c *tabCall) error {
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	ectx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
-	// One result at a time per session: a huge value crosses into the
-	// server whole before it can be cut.
-	release, err := c.sess.HoldResult(ectx)
-	if err != nil {
-		return err
-	}
-	defer release()
 	var v any
 	if el != nil {
 		v, err = el.Evaluate(ectx, fn, nil)
