@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -239,6 +240,17 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 		if !errors.As(err, &pe) {
 			break
 		}
+		if interruptedByOurs(err, url) {
+			// An earlier start of this very navigation (Chromium kept it
+			// when Playwright gave up on it) interrupted this one: it is
+			// the navigation asked for. Let it commit.
+			t.pollUntil(ctx, time.Until(started.Add(limit)), func() bool { return t.LastNavSeq() != navBefore && sameURL(t.URL(), url) })
+			if sameURL(t.URL(), url) {
+				err = nil
+				t.ownCommitted()
+				break
+			}
+		}
 		if t.LastNavSeq() != navBefore && !strings.HasPrefix(t.URL(), "chrome-error:") && retry {
 			// The page's own navigation committed meanwhile and
 			// interrupted ours: start ours again.
@@ -262,6 +274,16 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 	t.waitLoaded(ctx)
 	return nav, nil
 }
+
+// interruptedByOurs reports whether err is Playwright's "is interrupted by
+// another navigation" where that other navigation goes to url too.
+func interruptedByOurs(err error, url string) bool {
+	return strings.Contains(err.Error(), "is interrupted by another navigation to "+strconv.Quote(url))
+}
+
+// sameURL compares the page's URL with the one asked for (Chromium adds
+// the root path to a bare origin).
+func sameURL(page, asked string) bool { return page == asked || page == asked+"/" }
 
 // waitDOM waits, at most limit, for DOMContentLoaded of the tab's current
 // document, probing every probeAfter that the page still answers. A modal
