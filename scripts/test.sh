@@ -23,12 +23,12 @@
 #
 # Comparisons with @playwright/mcp read its recorded output (testdata/upstream);
 # `go tool -modfile=tools.mod task upstream` re-records it from the real one.
-# Env: SHARDS (default 3), GO_TEST_TIMEOUT (default 15m), SKIP_CONFORMANCE=1.
+# Env: SHARDS (default 2), GO_TEST_TIMEOUT (default 15m), SKIP_CONFORMANCE=1.
 # Extra arguments go to every `go test` of the browser tier (e.g. -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-shards=${SHARDS:-3}
+shards=${SHARDS:-2}
 timeout=${GO_TEST_TIMEOUT:-15m}
 server=./pkg/server
 logs=$(mktemp -d)
