@@ -84,7 +84,14 @@ func TestOwnKeepsAttrs(t *testing.T) {
 // whole command line, and no longer once it exited.
 func TestWithArg(t *testing.T) {
 	arg := "--proctree-test=" + strconv.Itoa(os.Getpid())
-	cmd := exec.Command("sh", "-c", "sleep 60", "sh", arg)
+	// A builtin that blocks (read on a pipe kept open): the shell forks no
+	// child that would show the same command line for a moment.
+	cmd := exec.Command("sh", "-c", "read x", "sh", arg)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
