@@ -120,7 +120,11 @@ func eval(t *testing.T, c *mcptest.Client, fn string) string {
 }
 
 func TestFamilies(t *testing.T) {
-	c, out := familyServer(t)
+	// Routed requests go through the server's route handler: on a loaded
+	// machine one took longer than the default 500 ms an action waits for
+	// the requests it set off, and the answer showed no change yet. The
+	// families are about routes, mocks and files, not that bound.
+	c, out := familyServer(t, "--timeout-settle", "5000")
 	srv := familyPages(t)
 	page := srv.URL + "/families.html"
 	must(t, c, "browser_navigate", map[string]any{"url": page}, "Family bench")
