@@ -12,7 +12,8 @@
 #             test binary with one shared driver and one shared browser;
 #             pkg/server's tests run in $SHARDS concurrent processes, the
 #             other packages beside them, and the concurrency and stress
-#             tests (race_tests) under -race beside those
+#             tests (race_tests) under -race beside those; then the largest
+#             snapshot tests (solo_tests) alone
 #   conformance  the official MCP conformance suite over Streamable HTTP
 #
 # The graph is built twice: with the race detector (vet, the unit tier, the
@@ -103,13 +104,18 @@ build() { go test -count=1 -run '^$' ./... >/dev/null; }
 # server's Go code (JSON of megabyte arguments, snapshots) several times over.
 race_tests='^(TestStress.*|TestHTTPSessionChurn.*|TestCancel(HTTP|Stdio)|TestCDPKillStress|TestCDPBrowserKilledWithCallsInFlight|TestCDPDriverKilled|TestCDPHTTPSessions|TestSharedBrowserContexts|TestPoolLoadFleetWide|TestFleetOwnerKilled|TestBrowserLossRestartsOnNextCall|TestHTTPSessionCap|TestHTTPSessionQuotaPerPrincipal|TestHTTPOneGETStreamPerSession|TestRestartAfterDeath)$'
 
+# solo_tests run after the rest of the browser tier, alone: their pages are
+# the largest (a 1,500-row table, four snapshot modes) and a snapshot has a
+# 10 s bound that a machine busy with the concurrent processes can exceed.
+solo_tests='^(TestSnapshotModes|TestSnapshotContent)$'
+
 # weight is a test's wall time in seconds in the browser tier on a busy
 # 2-core machine (go test -json, no race detector), for spreading
 # pkg/server's tests over the shards: heaviest first, each to the least
 # loaded shard. Unlisted: 2. Refresh it from a `go test -json ./pkg/server`
 # run when tests change much.
 declare -A weight=(
-  [TestHostilePagesDoNotStall]=45 [TestSnapshotContent]=29 [TestSnapshotModes]=16 [TestDropinIdleTimeout]=15
+  [TestHostilePagesDoNotStall]=45 [TestDropinIdleTimeout]=15
   [TestBadInputMegabyteArguments]=15 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=11
   [TestMCPLoggingAndProgress]=11 [TestFamilies]=10 [TestCodegenMatchesUpstream]=10
   [TestActionResponsesShowEveryChange]=9 [TestPoolSpreadAndFailover]=8 [TestHTTPSlowBodies]=6
@@ -126,7 +132,7 @@ declare -A weight=(
 # all at once, and prints each log when all have ended.
 browser() {
   local tests others pids=() names=() status=0 i t
-  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "$race_tests" |
+  mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "$race_tests" | grep -Ev "$solo_tests" |
     while read -r t; do echo "${weight[$t]:-2} $t"; done | sort -rn | cut -d' ' -f2)
   if [ ${#tests[@]} -eq 0 ]; then
     echo "no tests listed in $server" >&2
@@ -156,7 +162,12 @@ browser() {
     cat "$logs/${names[$i]}"
     if [ "$rc" != 0 ]; then status=1; fi
   done
-  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them, the race set ($race_tests) under -race"
+  local rc=0
+  go test -count=1 -timeout "$timeout" -run "$solo_tests" "$@" "$server" >"$logs/solo" 2>&1 || rc=$?
+  echo "=== solo (exit $rc)"
+  cat "$logs/solo"
+  if [ "$rc" != 0 ]; then status=1; fi
+  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them, the race set ($race_tests) under -race, then $solo_tests alone"
   return $status
 }
 
