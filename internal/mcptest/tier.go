@@ -39,11 +39,7 @@ func SharedDriver(t testing.TB) *driver.Driver {
 		// The driver makes its private temp dir now, under TMPDIR: under the
 		// process's own, not under a dir the first test made (t.Setenv) and
 		// removes when it ends.
-		if cur := os.Getenv("TMPDIR"); cur != buildTemp {
-			_ = os.Setenv("TMPDIR", buildTemp)
-			defer os.Setenv("TMPDIR", cur)
-		}
-		sharedDrv = driver.Start(driver.Options{Log: driverLog{}}, true)
+		inProcessTemp(func() { sharedDrv = driver.Start(driver.Options{Log: driverLog{}}, true) })
 		testtier.AtEnd(func() {
 			sharedMu.Lock()
 			defer sharedMu.Unlock()
@@ -98,11 +94,8 @@ func SharedBrowser(t testing.TB) *session.SharedBrowser {
 		}
 		// The browser takes its environment now: TMPDIR the process's own,
 		// not a dir the first test made (t.Setenv) and removes when it ends.
-		if cur := os.Getenv("TMPDIR"); cur != buildTemp {
-			_ = os.Setenv("TMPDIR", buildTemp)
-			defer os.Setenv("TMPDIR", cur)
-		}
-		b := session.NewSharedBrowser(drv, sc)
+		var b *session.SharedBrowser
+		inProcessTemp(func() { b = session.NewSharedBrowser(drv, sc) })
 		sharedBrowser = b
 		testtier.AtEnd(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -115,4 +108,15 @@ func SharedBrowser(t testing.TB) *session.SharedBrowser {
 		})
 	}
 	return sharedBrowser
+}
+
+// inProcessTemp runs fn with TMPDIR set to the process's own temp dir (as
+// it was when the package loaded), for what outlives the test that made it.
+// Callers hold sharedMu.
+func inProcessTemp(fn func()) {
+	if cur := os.Getenv("TMPDIR"); cur != buildTemp {
+		_ = os.Setenv("TMPDIR", buildTemp)
+		defer os.Setenv("TMPDIR", cur)
+	}
+	fn()
 }

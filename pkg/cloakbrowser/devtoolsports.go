@@ -104,28 +104,26 @@ func keepPagesOffInternalPorts(args []string) []string {
 			out = append(out, a)
 			continue
 		}
-		prefix, _, _ := strings.Cut(a, "=")
+		var filter func(string) (string, []string)
 		switch name {
 		case allowedPortsSwitch:
-			kept, dropped := withoutInternalPorts(value)
-			switch {
-			case len(dropped) == 0:
-				out = append(out, a)
-			case kept != "":
-				out = append(out, prefix+"="+kept)
-			}
-			continue
+			filter = withoutInternalPorts
 		case hostResolverSwitch, hostRulesSwitch:
-			kept, dropped := withoutRulesOntoInternalPorts(value)
-			switch {
-			case len(dropped) == 0:
-				out = append(out, a)
-			case kept != "":
-				out = append(out, prefix+"="+kept)
-			}
+			filter = withoutRulesOntoInternalPorts
+		default:
+			out = append(out, a)
 			continue
 		}
-		out = append(out, a)
+		// The flag as given when nothing is dropped; its kept entries
+		// otherwise, or nothing when none is left.
+		kept, dropped := filter(value)
+		prefix, _, _ := strings.Cut(a, "=")
+		switch {
+		case len(dropped) == 0:
+			out = append(out, a)
+		case kept != "":
+			out = append(out, prefix+"="+kept)
+		}
 	}
 	return out
 }

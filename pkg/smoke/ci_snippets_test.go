@@ -1,6 +1,7 @@
 package smoke_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ func readSnippets(t *testing.T) []snippet {
 		s := snippet{file: "github-actions.yml", env: map[string]string{}}
 		for _, st := range job.Steps {
 			if strings.HasPrefix(st.Uses, "actions/setup-node@") {
-				s.node, _ = strconv.Atoi(strings.Split(toString(st.With["node-version"]), ".")[0])
+				s.node, _ = strconv.Atoi(strings.Split(fmt.Sprint(st.With["node-version"]), ".")[0])
 			}
 			for k, v := range st.Env {
 				s.env[k] = v
@@ -89,18 +90,6 @@ func mustYAML(t *testing.T, path string, v any) {
 	if err := yaml.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-}
-
-func toString(v any) string {
-	if v == nil {
-		return ""
-	}
-	return strings.TrimSpace(strings.Trim(strings.TrimSpace(toYAML(v)), `"`))
-}
-
-func toYAML(v any) string {
-	b, _ := yaml.Marshal(v)
-	return string(b)
 }
 
 // TestCISnippetsAreSound checks what can be checked without running them:
