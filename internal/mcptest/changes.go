@@ -40,6 +40,7 @@ const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href=
 <div class="menu"><span>Menu</span><div class="sub"><a href="#">Hover item</a></div></div>
 <button id="shadow" onclick="document.getElementById('host').shadowRoot.querySelector('p').textContent = 'shadow changed'">Shadow</button>
 <div id="host"></div>
+<button id="fetched" onclick="fetch('/items').then(r => r.json()).then(j => setTimeout(() => { document.getElementById('loaded').textContent = 'Loaded ' + j.items.join(',') }, 30))">Fetch</button><p id="loaded"></p>
 <script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>shadow text</p>';</script>
 <iframe srcdoc="<p>same-origin frame</p>" title="same"></iframe>
 <iframe src="CROSS" title="cross"></iframe>
@@ -52,13 +53,15 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 
 // ChangesPage serves changesPage at URL+"/" for the test's life and returns
 // URL (http://127.0.0.1:port). Its buttons (by id): #noop, #attr, #title,
-// #hash, #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow;
+// #hash, #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow,
+// #fetched (fetches /items, then renders "Loaded alpha,beta" 30 ms later);
 // hovering the text "Menu" shows "Hover item"; #live echoes its length
 // ("3 chars") as it is typed into, #quiet does nothing.
 func ChangesPage(t testing.TB) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	var base string
+	mux.HandleFunc("/items", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"items":["alpha","beta"]}`) })
 	mux.HandleFunc("/frame", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, crossFrame) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, strings.Replace(changesPage, "CROSS", strings.Replace(base, "127.0.0.1", "localhost", 1)+"/frame", 1))

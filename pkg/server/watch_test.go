@@ -49,6 +49,9 @@ func TestActionResponsesShowEveryChange(t *testing.T) {
 		{"style rule", "Style rule", []string{"Visible until a rule hides it"}},
 		{"popover", "Popover", []string{"Popover body"}},
 		{"shadow root", "Shadow", []string{"shadow changed"}},
+		// The page renders what it fetched a moment after the answer:
+		// the action waits for the request, then for the page to use it.
+		{"fetch then render", "Fetch", []string{"Loaded alpha,beta"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := open(t, tc.name == "cross-process frame")

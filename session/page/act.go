@@ -74,10 +74,16 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 	t.settled = nil
 	t.mu.Unlock()
 	// The watch's read is the round trip that brings the action's events
-	// in; when nothing more is awaited it also stands for the page.
-	// A read that ran out of time already waited what a round trip would.
+	// in; when nothing more is awaited it also stands for the page. But it
+	// comes back over a CDP session of ours, and the requests an action
+	// started come as Playwright's events over its own session, in no
+	// fixed order with ours: on a busy machine the read won, and a click
+	// that fetched answered "no change". So unless the read already shows
+	// what is awaited, a round trip over Playwright's session follows: it
+	// comes back after the events the page sent before it. A read that ran
+	// out of time already waited what a round trip would.
 	r, err := t.settleRead(ctx)
-	if te := (*TimeoutError)(nil); err != nil && !errors.As(err, &te) {
+	if te := (*TimeoutError)(nil); !errors.As(err, &te) && t.LastNavSeq() == navBefore && t.pendingSince(seq) == 0 {
 		t.roundTrip(ctx)
 	}
 	if t.LastNavSeq() != navBefore {
@@ -85,8 +91,9 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 		t.waitLoaded(ctx)
 		return
 	}
-	if t.pendingSince(seq) > 0 {
+	if t.startedSince(seq) {
 		t.pollUntil(ctx, t.c.env.SettleTimeout, func() bool { return t.pendingSince(seq) == 0 })
+		t.domQuiet(ctx)
 		return
 	}
 	if r != nil && r.nav == t.LastNavSeq() {
@@ -94,13 +101,14 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 	}
 }
 
-// roundTrip makes one bounded call into the page, so events an action set
-// off in the browser (a popup opening, a navigation starting) have reached
-// us before we look.
+// roundTrip makes one bounded call into the page over Playwright's own
+// session, so events an action set off in the page (a request, a popup
+// opening, a navigation starting) have reached us before we look. The call
+// reads the title in Playwright's utility world: the page sees nothing.
 func (t *Tab) roundTrip(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	_, _ = call(ctx, t.c, "round trip", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	_, _ = call(ctx, t.c, "round trip", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Title() })
 }
 
 // waitLoaded waits for the load event or a quiet network, at most loadMax.
@@ -145,4 +153,51 @@ func (t *Tab) pollUntil(ctx context.Context, max time.Duration, done func() bool
 // the focused element.
 func (t *Tab) PressKey(key string) Step {
 	return Step{op: "press " + key, fn: func() error { return t.p.Keyboard().Press(key) }}
+}
+
+// After the requests an action started have ended, the page still has to
+// use their answers (parse the JSON, render the list): domQuiet waits until
+// its document has not changed for quietFor, at most quietMax. It counts
+// changes with a MutationObserver in the isolated world and keeps time on
+// our side, so the page sees no timer or call of ours.
+const (
+	quietFor  = 50 * time.Millisecond
+	quietPoll = 15 * time.Millisecond
+	quietMax  = 500 * time.Millisecond
+)
+
+const quietCount = `() => {
+  let q = globalThis.__q;
+  if (!q || q.d !== document) {
+    q = globalThis.__q = { d: document, n: 0, mo: new MutationObserver(r => { q.n += r.length; }) };
+    q.mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  }
+  q.n += q.mo.takeRecords().length;
+  return q.n;
+}`
+
+func (t *Tab) domQuiet(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, quietMax)
+	defer cancel()
+	last, err := t.isolated(ctx, "wait for the page to use its answers", quietCount)
+	if err != nil {
+		return
+	}
+	since := time.Now()
+	tick := time.NewTicker(quietPoll)
+	defer tick.Stop()
+	for time.Since(since) < quietFor {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := t.isolated(ctx, "wait for the page to use its answers", quietCount)
+		if err != nil {
+			return
+		}
+		if n != last {
+			last, since = n, time.Now()
+		}
+	}
 }

@@ -511,6 +511,14 @@ func (t *Tab) pendingSince(seq int) int {
 	return n
 }
 
+// startedSince reports whether a request started after the tab's event
+// counter was at seq, ended or not.
+func (t *Tab) startedSince(seq int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.requests) > 0 && t.requests[len(t.requests)-1].Seq > seq
+}
+
 // netQuietFor reports how long no request started or ended.
 func (t *Tab) netQuietFor() time.Duration {
 	t.mu.Lock()
