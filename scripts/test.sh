@@ -96,7 +96,7 @@ unit() { go test -race -short -count=1 -timeout 5m ./...; }
 
 # build compiles the browser tier's plain test binaries once, before its
 # concurrent go test processes would each compile the same graph.
-build() { go test -count=1 -run '^$' ./... >/dev/null; }
+build() { go test -count=1 -run '^$' $(browser_packages) >/dev/null; }
 
 # race_tests are the browser tier's concurrency and stress tests: they run
 # with the race detector (on the unit tier's race build, already compiled);
@@ -127,6 +127,17 @@ declare -A weight=(
   [TestHardeningDownloadCapWhileStreaming]=6
 )
 
+# browser_packages lists the packages with browser-tier tests: those whose
+# tests reach a browser, driver or upstream through internal/mcptest or skip
+# themselves with testtier.BrowserTier / testing.Short. The others' tests
+# are pure Go and already ran in the unit tier (under -race): the browser
+# tier would only link and run them again.
+browser_packages() {
+  go list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do
+    if grep -qsE 'BrowserTier|mcptest\.|testing\.Short\(\)' "$dir"/*_test.go; then echo "$pkg"; fi
+  done
+}
+
 # browser runs pkg/server's top-level tests (but the race set) in $shards
 # processes, the other packages' in one more and the race set in one more,
 # all at once, and prints each log when all have ended.
@@ -146,8 +157,8 @@ browser() {
     load[min]=$((load[min] + ${weight[$t]:-2}))
     lists[min]+="${lists[min]:+|}$t"
   done
-  others=$(go list ./... | grep -vx "github.com/cloakmcp/cloakbrowser-mcp/pkg/server")
-  go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" ./... >"$logs/race" 2>&1 &
+  others=$(browser_packages | grep -vx "github.com/cloakmcp/cloakbrowser-mcp/pkg/server")
+  go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" $(browser_packages) >"$logs/race" 2>&1 &
   pids+=($!) names+=(race)
   go test -count=1 -timeout "$timeout" -skip "$race_tests" "$@" $others >"$logs/others" 2>&1 &
   pids+=($!) names+=(others)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-yaml"
 
@@ -158,7 +159,9 @@ func TestCISnippetsRunAsWritten(t *testing.T) {
 				}
 				cmd := exec.CommandContext(t.Context(), "sh", "-ec", l)
 				cmd.Dir, cmd.Env = root, env
+				start := time.Now()
 				out, err := cmd.CombinedOutput()
+				t.Logf("%s: %q: %.1fs", s.file, l, time.Since(start).Seconds())
 				if err != nil {
 					t.Fatalf("%s: %q: %v\n%s", s.file, l, err, mcptest.Tail(string(out), 4000))
 				}
