@@ -9,8 +9,7 @@ import (
 // where, for an agent that pays for every character:
 //
 //	in main > list "Todo list" [ref=e12]:
-//	- checkbox "buy milk"
-//	+ checkbox "buy milk" [checked] [ref=e18]
+//	~ checkbox "buy milk" [checked] [ref=e18]
 //	- listitem: read book
 //	in contentinfo:
 //	- text: 3 items left
@@ -21,7 +20,10 @@ import (
 // its nearest named element or container ("in main > list … [ref=…]:"),
 // printed again only when the next change is elsewhere; unchanged lines are
 // never printed, nor the property lines (/url …) of a node whose properties
-// did not change. A removed node prints its line without ref (the ref is
+// did not change. An element whose states alone changed prints once, marked
+// "~", with the states it lost ("~ button "All" [ref=e8] (was [pressed])");
+// any other changed line prints as its old version ("- ", without ref) and
+// its new one ("+ "). A removed node prints its line without ref (the ref is
 // gone) and, when it had children, their text ("- listitem: read book"). An
 // added subtree of more than one line prints as one line: its top line,
 // marked [new], then its interactive elements, headings and texts ("+ list
@@ -45,11 +47,6 @@ var containerRoles = map[string]bool{
 	"menu": true, "menubar": true, "listbox": true, "tablist": true, "tabpanel": true,
 	"toolbar": true, "radiogroup": true, "article": true, "form": true, "dialog": true,
 	"alertdialog": true, "region": true, "navigation": true, "row": true,
-}
-
-type contentKey struct {
-	parent *Node // prev parent
-	key    string
 }
 
 // contentOf is what a node is when its ref is new: kind, role, name and
@@ -100,14 +97,42 @@ func (d *differ) flat(n *Node, max int) string {
 	return string(b)
 }
 
-// indexContent records a prev node for content matching.
-func (d *differ) indexContent(n, parent *Node) {
-	k := contentKey{parent: parent, key: d.contentOf(n)}
-	d.prevByContent[k] = append(d.prevByContent[k], n)
-	if shaped(n) {
-		k := contentKey{parent: parent, key: shapeOf(n)}
-		d.prevByShape[k] = append(d.prevByShape[k], n)
+// childIndex is the content and shape index of one prev parent's
+// children, built when a node under that parent first needs it.
+type childIndex struct {
+	content map[string][]*Node
+	shape   map[string][]*Node
+}
+
+// children indexes the children of a prev parent (nil: the roots).
+func (d *differ) children(prevParent *Node) *childIndex {
+	if ix := d.prevIndex[prevParent]; ix != nil {
+		return ix
 	}
+	kids := d.prevRoots
+	if prevParent != nil {
+		kids = prevParent.Children
+	}
+	ix := &childIndex{content: map[string][]*Node{}, shape: map[string][]*Node{}}
+	for _, n := range kids {
+		k := d.contentOf(n)
+		ix.content[k] = append(ix.content[k], n)
+		if shaped(n) {
+			ix.shape[shapeOf(n)] = append(ix.shape[shapeOf(n)], n)
+		}
+	}
+	d.prevIndex[prevParent] = ix
+	return ix
+}
+
+// free reports whether a prev node may still be matched: not matched yet,
+// and its identity is not elsewhere in cur.
+func (d *differ) free(p *Node) bool {
+	if d.prevMatch[p] != nil {
+		return false
+	}
+	id := d.identity(p)
+	return id == "" || !d.curAllIDs[id]
 }
 
 // shaped reports whether a node is matched by role and name alone when
@@ -119,36 +144,27 @@ func shaped(n *Node) bool {
 
 func shapeOf(n *Node) string { return n.Role + "\x00" + n.Name }
 
-// shapeMatch finds the first unmatched landmark or container of prev under
-// prevParent with n's role and name whose identity cur does not hold.
+// shapeMatch finds the first free landmark or container of prev under
+// prevParent with n's role and name.
 func (d *differ) shapeMatch(n, prevParent *Node) *Node {
 	if !shaped(n) {
 		return nil
 	}
-	for _, p := range d.prevByShape[contentKey{parent: prevParent, key: shapeOf(n)}] {
-		if d.prevMatch[p] != nil {
-			continue
+	for _, p := range d.children(prevParent).shape[shapeOf(n)] {
+		if d.free(p) {
+			return p
 		}
-		if id := d.identity(p); id != "" && d.curAllIDs[id] {
-			continue
-		}
-		return p
 	}
 	return nil
 }
 
-// contentMatch finds the first unmatched node of prev under prevParent with
-// n's content whose identity cur does not hold elsewhere.
+// contentMatch finds the first free node of prev under prevParent with
+// n's content.
 func (d *differ) contentMatch(n, prevParent *Node) *Node {
-	k := contentKey{parent: prevParent, key: d.contentOf(n)}
-	for _, p := range d.prevByContent[k] {
-		if d.prevMatch[p] != nil {
-			continue
+	for _, p := range d.children(prevParent).content[d.contentOf(n)] {
+		if d.free(p) {
+			return p
 		}
-		if id := d.identity(p); id != "" && d.curAllIDs[id] {
-			continue
-		}
-		return p
 	}
 	return nil
 }
@@ -189,7 +205,8 @@ func pathLabel(n *Node, withRef bool) string {
 
 // header is the path line of a change under the ancestors stack (outermost
 // first): the nearest landmark, then the nearest named element or
-// container inside it, with its ref.
+// container inside it, with its ref (an unnamed landmark's role says
+// where; its ref would only cost).
 func header(stack []*Node) string {
 	li, ci := -1, -1
 	for i := len(stack) - 1; i >= 0; i-- {
@@ -207,7 +224,7 @@ func header(stack []*Node) string {
 	}
 	var parts []string
 	if li >= 0 {
-		parts = append(parts, pathLabel(stack[li], ci < 0 && stack[li].Ref != ""))
+		parts = append(parts, pathLabel(stack[li], ci < 0 && stack[li].Name != ""))
 	}
 	if ci >= 0 {
 		parts = append(parts, pathLabel(stack[ci], true))
@@ -243,6 +260,17 @@ func (e *compactEmitter) emit(nodes []*Node, parent *Node, stack []*Node) {
 		case ci.dirty && e.textGroup(n, ci, stack):
 		case ci.status == statusChanged:
 			p := ci.prev
+			if gone, ok := onlyStates(p, n); ok {
+				// A state that changed: one line, the state it lost said.
+				l := "~ " + compactLine(n, lineOpts{noColon: true})
+				if gone != "" {
+					l += " (was" + gone + ")"
+				}
+				e.line(stack, l)
+				d.changed++
+				e.emit(n.Children, n, append(stack, n))
+				break
+			}
 			e.line(stack, "- "+d.refless(p))
 			e.line(stack, "+ "+compactLine(n, lineOpts{noColon: true}))
 			if !sameProps(n.Props, p.Props) {
@@ -261,6 +289,23 @@ func (e *compactEmitter) emit(nodes []*Node, parent *Node, stack []*Node) {
 		}
 		e.removed(anchor{parent: parent, after: n}, stack)
 	}
+}
+
+// onlyStates reports whether p and n differ only in their bracketed
+// states (and ref), and returns the states p had that n lacks, rendered
+// (" [pressed]").
+func onlyStates(p, n *Node) (string, bool) {
+	if p.Kind != KindElement || n.Kind != KindElement || p.Raw != "" || n.Raw != "" || p.Role != n.Role ||
+		p.Name != n.Name || p.Regex != n.Regex || p.Text != n.Text || !sameProps(p.Props, n.Props) {
+		return "", false
+	}
+	var gone []byte
+	for _, a := range p.Attrs {
+		if v, ok := n.Attr(a.Key); !ok || v != a.Value {
+			gone = appendAttr(gone, a)
+		}
+	}
+	return string(gone), true
 }
 
 func hasProp(ps []Prop, p Prop) bool {

@@ -125,8 +125,8 @@ func DiffWith(prev, cur *Tree, o DiffOptions) DiffResult {
 		d.idMode = idBackend
 	}
 	if o.Compact {
-		d.prevByContent = make(map[contentKey][]*Node)
-		d.prevByShape = make(map[contentKey][]*Node)
+		d.prevIndex = make(map[*Node]*childIndex)
+		d.prevRoots = prev.Roots
 		d.curAllIDs = make(map[string]bool, nc)
 		d.aliases = make(map[string]string)
 		d.collectIDs(cur.Roots)
@@ -199,8 +199,8 @@ type differ struct {
 
 	// Compact only: prev nodes by parent and content, every identity of
 	// cur, and the refs of replaced nodes.
-	prevByContent map[contentKey][]*Node
-	prevByShape   map[contentKey][]*Node
+	prevIndex     map[*Node]*childIndex // built as needed (compact.go)
+	prevRoots     []*Node
 	curAllIDs     map[string]bool
 	aliases       map[string]string
 
@@ -256,9 +256,6 @@ func (d *differ) indexPrev(nodes []*Node, parent *Node) {
 		} else {
 			d.prevByPath[d.siblingKey(n, parent)] = n
 		}
-		if d.prevByContent != nil {
-			d.indexContent(n, parent)
-		}
 		d.indexPrev(n.Children, n)
 	}
 }
@@ -275,7 +272,7 @@ func (d *differ) walkCur(nodes []*Node, parent, prevParent *Node, parentMatched 
 		if id := d.identity(n); id != "" && !d.curIDs[id] {
 			d.curIDs[id] = true
 			p = d.prevByID[id]
-			if p == nil && d.prevByContent != nil && parentMatched {
+			if p == nil && d.prevIndex != nil && parentMatched {
 				// A new ref: a node the page replaced with an equal one?
 				p = d.contentMatch(n, prevParent)
 				if p == nil {
@@ -283,13 +280,22 @@ func (d *differ) walkCur(nodes []*Node, parent, prevParent *Node, parentMatched 
 					// empty main gets one when it gets children).
 					p = d.shapeMatch(n, prevParent)
 				}
+				if p == nil {
+					// Or the node at its place that had no ref (an empty
+					// paragraph that got a text).
+					k := d.siblingKey(n, parent)
+					k.parent = prevParent
+					if q := d.prevByPath[k]; q != nil && d.identity(q) == "" {
+						p = q
+					}
+				}
 			}
 		} else {
 			k := d.siblingKey(n, parent)
 			if parentMatched {
 				k.parent = prevParent
 				p = d.prevByPath[k]
-				if p == nil && d.prevByShape != nil {
+				if p == nil && d.prevIndex != nil {
 					p = d.shapeMatch(n, prevParent) // a container that lost its ref
 				}
 			}

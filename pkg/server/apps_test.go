@@ -66,7 +66,7 @@ func (a *appAgent) read(out string) {
 			case !strings.Contains(l, title):
 			case removed:
 				delete(a.shown, title)
-			case whole || strings.HasPrefix(l, "+ "):
+			case whole || strings.HasPrefix(l, "+ ") || strings.HasPrefix(l, "~ "):
 				a.shown[title] = true
 			}
 		}
@@ -133,14 +133,34 @@ func TestAnswersOnlyAgent(t *testing.T) {
 			}
 			a.call("browser_click", map[string]any{"element": "buy milk", "target": a.ref("checkbox", "buy milk")})
 			a.expect("tick buy milk", a.titles, "2 items left")
-			a.call("browser_click", map[string]any{"element": "Active", "target": a.ref("", "Active")})
+			out := a.call("browser_click", map[string]any{"element": "Active", "target": a.ref("", "Active")})
 			a.expect("filter Active", a.titles[1:], "")
+			if app == "hashrouter" || app == "pushstate" {
+				// A same-document navigation: what changed, and the URL.
+				url := map[string]string{"hashrouter": "/hashrouter/#/active", "pushstate": "/pushstate/active"}[app]
+				if !strings.Contains(out, "```diff") || strings.Contains(out, "```yaml") || !strings.Contains(section(out, "Page"), "- Page URL: "+base+url+"\n") {
+					t.Fatalf("a same-document navigation is not answered as a diff with its new URL:\n%s", out)
+				}
+			}
 			a.call("browser_click", map[string]any{"element": "Completed", "target": a.ref("", "Completed")})
 			a.expect("filter Completed", a.titles[:1], "")
+			milk := a.ref("checkbox", "buy milk")
 			a.call("browser_click", map[string]any{"element": "Clear completed", "target": a.ref("button", "Clear completed")})
 			a.expect("clear completed", nil, "2 items left")
+			// The cleared item's ref is stale: it fails at once, as before.
+			fails(t, c, "browser_click", map[string]any{"target": milk}, "Ref "+milk+" not found in the current page snapshot. Try capturing new snapshot.")
 			a.call("browser_click", map[string]any{"element": "All", "target": a.ref("", "All")})
 			a.expect("filter All", a.titles[1:], "2 items left")
+			for i, out := range a.answers[1:] {
+				// Nothing in the Page section changed while typing, ticking
+				// or clearing: no Page section.
+				if strings.HasPrefix(a.steps[i+1], "browser_type") && strings.Contains(out, "### Page") {
+					t.Errorf("an answer to typing repeats the unchanged Page section:\n%s", out)
+				}
+				if n := utf8.RuneCountInString(out); n > 600 {
+					t.Errorf("an action answer is %d chars:\n%s", n, out)
+				}
+			}
 			totals[app] = a.chars
 			t.Logf("%s: %d chars in %d answers: %s", app, a.chars, len(a.steps), strings.Join(a.steps, "; "))
 		})
