@@ -44,10 +44,19 @@ func (t *Tab) AliasRefs(m map[string]string) {
 			t.seen.aliases[old] = n
 		}
 	}
+	if len(t.seen.aliases)+len(m) > maxAliases {
+		// A page that re-renders thousands of nodes on every change: the
+		// refs of the last re-render are the ones an agent most likely
+		// holds.
+		t.seen.aliases = map[string]string{}
+	}
 	for old, now := range m {
 		t.seen.aliases[old] = now
 	}
 }
+
+// maxAliases bounds a tab's aliases.
+const maxAliases = 20000
 
 // aliasOf is the ref that replaced ref in the current document, or "".
 func (t *Tab) aliasOf(ref string) string {
