@@ -123,9 +123,11 @@ func (c *tabCall) finish(o tabOpts) {
 	if !o.noPage {
 		defer func() {
 			// After an action, the Page section only when something in it
-			// changed (URL, title, console counts, crash).
+			// changed (URL, title, console counts, crash); upstream's
+			// modes (full, none) keep it always.
 			lines := pageLines(c.ctx, tab)
-			if c.snapshot != snapDiff || !slices.Equal(lines, tab.ShownPage()) {
+			mode := c.snapshotMode()
+			if c.snapshot != snapDiff || mode == modeFull || mode == modeNone || !slices.Equal(lines, tab.ShownPage()) {
 				c.resp.SetPage(lines)
 			}
 			tab.SetShownPage(lines)
