@@ -199,10 +199,10 @@ type differ struct {
 
 	// Compact only: prev nodes by parent and content, every identity of
 	// cur, and the refs of replaced nodes.
-	prevIndex     map[*Node]*childIndex // built as needed (compact.go)
-	prevRoots     []*Node
-	curAllIDs     map[string]bool
-	aliases       map[string]string
+	prevIndex map[*Node]*childIndex // built as needed (compact.go)
+	prevRoots []*Node
+	curAllIDs map[string]bool
+	aliases   map[string]string
 
 	lines                           []string
 	added, removed, changed, newRef int
