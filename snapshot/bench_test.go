@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,5 +161,25 @@ func BenchmarkFromAXTree(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = FromAXTree(nodes, AXOptions{Limit: MaxAXLimit})
+	}
+}
+
+// BenchmarkDiffCompactRerender: the compact diff of a 1,500-row table that
+// the page re-rendered whole (every ref new) with one cell changed.
+func BenchmarkDiffCompactRerender(b *testing.B) {
+	prev, _ := Parse(tableSnapshot(benchRows, false))
+	re := regexp.MustCompile(`\[ref=e(\d+)\]`)
+	cur, _ := Parse(re.ReplaceAllStringFunc(tableSnapshot(benchRows, false), func(m string) string {
+		n, _ := strconv.Atoi(m[6 : len(m)-1])
+		return "[ref=e" + strconv.Itoa(200000+n) + "]"
+	}))
+	cur.Roots[0].Children[1].Children[1].Children[benchRows/3].Children[2].Name = "99"
+	r := DiffWith(prev, cur, DiffOptions{Compact: true})
+	if want := "in main > row \"501 Widget 501 4 Edit\" [ref=e202511]:\n- cell \"4\"\n+ cell \"99\" [ref=e202514] [new]"; r.Text != want || len(r.Aliases) < 7500 {
+		b.Fatalf("unexpected diff (%d aliases):\n%s", len(r.Aliases), r.Text)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = DiffWith(prev, cur, DiffOptions{Compact: true, Budget: 6000})
 	}
 }

@@ -24,6 +24,9 @@ type DiffResult struct {
 	Truncated    bool
 	OmittedLines int
 	OmittedChars int
+	// Aliases maps each ref of prev that a re-render replaced with an equal
+	// node to that node's ref in cur (compact diffs only).
+	Aliases map[string]string
 }
 
 // Diff compares two snapshots of the same page and returns what changed from
@@ -86,6 +89,12 @@ type DiffOptions struct {
 	// RootNewOnly marks [new] only on the top line of an added subtree (its
 	// "+" lines are all new anyway), not on every line inside it.
 	RootNewOnly bool
+	// Compact prints the compact form (see compact.go): one path line per
+	// place that changed instead of the ancestors, no unchanged lines or
+	// property lines, an added subtree as one summary line; and it matches
+	// a node whose ref is new by content, so that a re-render with equal
+	// nodes is no change.
+	Compact bool
 }
 
 // DiffWith is Diff with options.
@@ -115,13 +124,28 @@ func DiffWith(prev, cur *Tree, o DiffOptions) DiffResult {
 	case prev.Mode == ModeARIA && cur.Mode == ModeARIA:
 		d.idMode = idBackend
 	}
+	if o.Compact {
+		d.prevIndex = make(map[*Node]*childIndex)
+		d.prevRoots = prev.Roots
+		d.curAllIDs = make(map[string]bool, nc)
+		d.aliases = make(map[string]string)
+		d.collectIDs(cur.Roots)
+	}
 	d.indexPrev(prev.Roots, nil)
 	clear(d.occ)
 	d.walkCur(cur.Roots, nil, nil, true)
 	d.placeRemoved(prev.Roots, nil, true)
 	d.markDirty(cur.Roots)
-	d.emit(cur.Roots, nil, 0, false)
-	return d.result(budget)
+	if o.Compact {
+		(&compactEmitter{d: d}).emit(cur.Roots, nil, nil)
+	} else {
+		d.emit(cur.Roots, nil, 0, false)
+	}
+	r := d.result(budget)
+	if len(d.aliases) > 0 {
+		r.Aliases = d.aliases
+	}
+	return r
 }
 
 type idMode uint8
@@ -172,6 +196,13 @@ type differ struct {
 	occ        map[pathKey]int
 	removedAt  map[anchor][]*Node
 	curIDs     map[string]bool // identities seen so far in cur
+
+	// Compact only: prev nodes by parent and content, every identity of
+	// cur, and the refs of replaced nodes.
+	prevIndex map[*Node]*childIndex // built as needed (compact.go)
+	prevRoots []*Node
+	curAllIDs map[string]bool
+	aliases   map[string]string
 
 	lines                           []string
 	added, removed, changed, newRef int
@@ -241,11 +272,32 @@ func (d *differ) walkCur(nodes []*Node, parent, prevParent *Node, parentMatched 
 		if id := d.identity(n); id != "" && !d.curIDs[id] {
 			d.curIDs[id] = true
 			p = d.prevByID[id]
+			if p == nil && d.prevIndex != nil && parentMatched {
+				// A new ref: a node the page replaced with an equal one?
+				p = d.contentMatch(n, prevParent)
+				if p == nil {
+					// Or a container that had no ref, or another (an
+					// empty main gets one when it gets children).
+					p = d.shapeMatch(n, prevParent)
+				}
+				if p == nil {
+					// Or the node at its place that had no ref (an empty
+					// paragraph that got a text).
+					k := d.siblingKey(n, parent)
+					k.parent = prevParent
+					if q := d.prevByPath[k]; q != nil && d.identity(q) == "" {
+						p = q
+					}
+				}
+			}
 		} else {
 			k := d.siblingKey(n, parent)
 			if parentMatched {
 				k.parent = prevParent
 				p = d.prevByPath[k]
+				if p == nil && d.prevIndex != nil {
+					p = d.shapeMatch(n, prevParent) // a container that lost its ref
+				}
 			}
 		}
 		if p != nil && d.prevMatch[p] == nil {
@@ -254,6 +306,9 @@ func (d *differ) walkCur(nodes []*Node, parent, prevParent *Node, parentMatched 
 			ci.status = statusSame
 			if !sameLine(n, p) && d.compareKey(n) != d.compareKey(p) {
 				ci.status = statusChanged
+			}
+			if d.aliases != nil && p.Ref != "" && n.Ref != "" && p.Ref != n.Ref {
+				d.aliases[p.Ref] = n.Ref
 			}
 		}
 		d.walkCur(n.Children, n, ci.prev, ci.prev != nil)
@@ -279,7 +334,12 @@ func sameLine(a, b *Node) bool {
 // compareKey is the text that decides whether a matched line changed: the
 // line without the ':' that only says it has children, and its properties.
 func (d *differ) compareKey(n *Node) string {
-	d.buf = appendLine(d.buf[:0], n, lineOpts{noColon: true})
+	if d.opts.Compact {
+		// A replaced node's new ref is not a change.
+		d.buf = append(d.buf[:0], d.refless(n)...)
+	} else {
+		d.buf = appendLine(d.buf[:0], n, lineOpts{noColon: true})
+	}
 	for _, p := range n.Props {
 		d.buf = append(d.buf, '\n')
 		d.buf = appendProp(d.buf, p)

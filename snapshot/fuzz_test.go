@@ -75,6 +75,17 @@ func FuzzDiff(f *testing.F) {
 		if self := Diff(cur, cur, 0); !self.Unchanged || self.Text != "" {
 			t.Fatalf("diff(a,a) not empty:\n%s", self.Text)
 		}
+		// The compact form: nothing for a tree against itself, and every
+		// ref it shows is one of cur's.
+		if self := DiffWith(cur, cur, DiffOptions{Compact: true}); !self.Unchanged {
+			t.Fatalf("compact diff(a,a) not empty:\n%s", self.Text)
+		}
+		compact := DiffWith(prev, cur, DiffOptions{Compact: true, Budget: 500})
+		for _, m := range refInLine.FindAllStringSubmatch(compact.Text, -1) {
+			if _, ok := cur.Find(m[1]); !ok && !strings.Contains(b, m[0]) { // or in an opaque line
+				t.Fatalf("compact diff shows ref %s that cur lacks:\n%s", m[1], compact.Text)
+			}
+		}
 		old := map[string]bool{}
 		prev.Walk(func(n *Node, _ int) bool {
 			if n.Ref != "" {

@@ -30,9 +30,6 @@ const (
 	// here the whole page costs no more than an outline plus the
 	// browser_find an agent would need next, and saves that call.
 	smallPage = 2000
-	// diffCollapse: an added list of more than 2×diffCollapse items shows
-	// its first diffCollapse, then one line naming the ref that holds the rest.
-	diffCollapse = 5
 	// navFindMatches bounds the matches browser_navigate's find lists.
 	navFindMatches = 8
 )
@@ -68,7 +65,11 @@ func (c *tabCall) addDiff() {
 		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 		return
 	}
-	if mode == modeFull || c.before == nil || c.tab.LastNavSeq() != c.navBefore {
+	// A new document (or no base to diff against: the tab was closed,
+	// the browser restarted) is a page new to the agent; a same-document
+	// navigation (a fragment, pushState, replaceState) keeps the document
+	// and is answered with what changed.
+	if mode == modeFull || c.before == nil || c.before.Tab() != c.tab || c.before.Doc() != snap.Doc() {
 		c.setFull(snap.Text)
 		return
 	}
@@ -80,7 +81,8 @@ func (c *tabCall) addDiff() {
 		c.setFull(snap.Text)
 		return
 	}
-	d := snapshot.DiffWith(prev, cur, snapshot.DiffOptions{Budget: diffBudget, Collapse: diffCollapse, RootNewOnly: true})
+	d := snapshot.DiffWith(prev, cur, snapshot.DiffOptions{Budget: diffBudget, Compact: true})
+	c.tab.AliasRefs(d.Aliases)
 	focus := c.focusMoved(c.before.Text, snap.Text)
 	if d.Unchanged {
 		if focus != "" {
@@ -90,7 +92,7 @@ func (c *tabCall) addDiff() {
 		c.resp.SetSnapshot("- No change in the page snapshot")
 		return
 	}
-	text := fmt.Sprintf("- Changes (+ added, - removed; full page: browser_snapshot):\n%s", fence("diff", d.Text))
+	text := "- Changes:\n" + fence("diff", d.Text)
 	if focus != "" {
 		text += "\n" + focus
 	}
@@ -102,7 +104,9 @@ func (c *tabCall) addDiff() {
 // click or typing): diffs leave the focus mark out.
 func (c *tabCall) focusMoved(before, after string) string {
 	was, now := activeLine(before), activeLine(after)
-	if now == "" || now == was {
+	// A focused container without a name (a web component's host when
+	// focus is inside its shadow root) says nothing an agent can use.
+	if now == "" || now == was || strings.HasPrefix(now, "generic [ref=") {
 		return ""
 	}
 	for _, k := range []string{"target", "startTarget", "endTarget"} {
@@ -159,6 +163,7 @@ func (c *tabCall) setFull(text string) {
 	}
 	size := utf8.RuneCountInString(text)
 	find := c.args.String("find", "")
+	seen := c.tab.SeenURL(c.tab.URL())
 	if size <= smallPage && find == "" {
 		c.resp.SetSnapshot(fence("yaml", text))
 		return
@@ -175,6 +180,11 @@ func (c *tabCall) setFull(text string) {
 			return
 		}
 		c.resp.SetSnapshot(fmt.Sprintf("- Matches (page: %d chars):\n%s", size, fence("yaml", snapshot.RenderMatches(res, 2000))))
+		return
+	}
+	if c.back && seen {
+		// Back on a page the agent was shown: no outline again.
+		c.resp.SetSnapshot(fmt.Sprintf("- Back on a page seen before (%d chars; its refs are new): browser_find text=… or browser_snapshot", size))
 		return
 	}
 	budget := outlineBudget

@@ -252,6 +252,7 @@ func navigateBack(c *tabCall) error {
 		return fmt.Errorf("go back: %w", err)
 	}
 	c.resp.Code().Add("await page.goBack();")
+	c.back = true
 	switch to := c.tab.URL(); {
 	case !moved && to == from:
 		c.resp.Result("There is no previous page in this tab's history; the tab stays on %s", to)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -31,6 +32,8 @@ type tabCall struct {
 	// typed is the text an action typed into the focused field, if any:
 	// when the page changed nothing else, its snapshot is skipped.
 	typed *string
+	// back: browser_navigate_back, whose page the agent may have seen.
+	back bool
 }
 
 type snapshotKind int
@@ -118,7 +121,17 @@ func (c *tabCall) finish(o tabOpts) {
 	// The Page section is read after the snapshot: the snapshot's own
 	// read of the page brings the title along.
 	if !o.noPage {
-		defer func() { c.resp.SetPage(pageLines(c.ctx, tab)) }()
+		defer func() {
+			// After an action, the Page section only when something in it
+			// changed (URL, title, console counts, crash); upstream's
+			// modes (full, none) keep it always.
+			lines := pageLines(c.ctx, tab)
+			mode := c.snapshotMode()
+			if c.snapshot != snapDiff || mode == modeFull || mode == modeNone || !slices.Equal(lines, tab.ShownPage()) {
+				c.resp.SetPage(lines)
+			}
+			tab.SetShownPage(lines)
+		}()
 	}
 	if c.addModal() {
 		// A page blocked on a dialog cannot be snapshotted.

@@ -141,7 +141,7 @@ func TestCodegenLanguages(t *testing.T) {
 			if tc.lang == "none" && strings.Contains(out, "Ran Playwright code") {
 				t.Fatalf("--codegen none still shows code:\n%s", out)
 			}
-			if !strings.Contains(out, "### Page") {
+			if !strings.Contains(out, "### Snapshot") {
 				t.Fatalf("the code section replaced the rest of the answer:\n%s", out)
 			}
 		})

@@ -40,7 +40,7 @@ func TestActionResponsesShowEveryChange(t *testing.T) {
 		{"nothing", "Nothing", []string{"- No change in the page snapshot"}},
 		{"attribute", "Attribute", []string{`button "Disclosure" [expanded]`}},
 		{"title", "Title", []string{"- Page Title: Retitled"}},
-		{"hash", "Hash", []string{"#moved"}},
+		{"hash", "Hash", []string{"- Page URL: " + url + "/#moved"}},
 		{"value", "Value", []string{"set by script"}},
 		{"checked", "Check", []string{`checkbox "Agree" [checked]`}},
 		{"focus", "Focus", []string{`- Focus moved to: textbox "Other"`}},
@@ -57,9 +57,9 @@ func TestActionResponsesShowEveryChange(t *testing.T) {
 			snap := open(t, tc.name == "cross-process frame")
 			ref := refFor(t, snap, `button "`+tc.button+`"`)
 			out := must(t, c, "browser_click", map[string]any{"element": tc.button, "target": ref}, tc.wants...)
-			// A new title is in the Page section; the snapshot itself does
-			// not hold the title.
-			if tc.name != "nothing" && tc.name != "title" && strings.Contains(out, "No change in the page snapshot") {
+			// A new title or URL is in the Page section; the snapshot
+			// itself holds neither.
+			if tc.name != "nothing" && tc.name != "title" && tc.name != "hash" && strings.Contains(out, "No change in the page snapshot") {
 				t.Fatalf("the change was reported as none:\n%s", out)
 			}
 		})

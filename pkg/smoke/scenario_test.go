@@ -145,4 +145,14 @@ func TestFindResolvesRoleAndName(t *testing.T) {
 	if _, ok := find(elements(diff), RoleName{Role: "listitem", Name: "milk"}); ok {
 		t.Error("a removed line of a diff is found")
 	}
+	compact := "### Snapshot\n- Changes:\n```diff\nin main > list \"Items\" [ref=e5]:\n- listitem: milk\n" +
+		"+ listitem [ref=e8] [new]: checkbox \"eggs\" [ref=e9]\n+ button \"Clear\" [ref=e10] [new]\n```\n"
+	for _, want := range []RoleName{{Role: "listitem"}, {Role: "checkbox", Name: "eggs"}, {Role: "button", Name: "Clear"}} {
+		if e, ok := find(elements(compact), want); !ok || e.ref == "" {
+			t.Errorf("%s of a compact diff is not found: %v", want, elements(compact))
+		}
+	}
+	if _, ok := find(elements(compact), RoleName{Role: "list"}); ok {
+		t.Error("a compact diff's path line is found as an element")
+	}
 }

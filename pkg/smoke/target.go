@@ -2,9 +2,11 @@ package smoke
 
 import (
 	"fmt"
-	"github.com/cloakmcp/cloakbrowser-mcp/internal/textdist"
+	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/textdist"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
@@ -25,15 +27,28 @@ func snapshotText(resp string) string {
 	case di >= 0:
 		var keep []string
 		for _, l := range strings.Split(fenced(s[di+len("```diff\n"):]), "\n") {
-			if len(l) < 2 || l[0] == '-' {
-				continue // removed
+			if len(l) < 2 || l[0] == '-' || l[0] != '+' && l[0] != '~' && l[0] != ' ' {
+				continue // removed, or a compact diff's path line
 			}
-			keep = append(keep, l[2:])
+			body := l[2:]
+			if strings.HasPrefix(strings.TrimLeft(body, " "), "- ") {
+				keep = append(keep, body) // a line with its indentation
+				continue
+			}
+			// A compact diff's line: the element, and the elements its
+			// summary names ("listitem [ref=e8] [new]: checkbox "x" [ref=e9]").
+			for _, m := range diffElementRE.FindAllString(body, -1) {
+				keep = append(keep, "- "+m)
+			}
 		}
 		return strings.Join(keep, "\n")
 	}
 	return resp
 }
+
+// diffElementRE is an element with a ref in a compact diff's line: role,
+// quoted name, attributes, ref.
+var diffElementRE = regexp.MustCompile(`[a-z]+(?: "(?:[^"\\]|\\.)*")?(?: \[[^\]]+\])*? \[ref=[a-z0-9]+\](?: \[[a-z]+(?:=[^\]]*)?\])*`)
 
 // fullSnapshot says resp holds a whole page snapshot (a ```yaml block
 // under "### Snapshot"), not a diff or a link to a file.

@@ -236,7 +236,11 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 	own := t.refs.ownAI
 	t.mu.Unlock()
 	if own {
-		loc := t.p.Locator("aria-ref=" + ref)
+		at := ref
+		if a := t.aliasOf(ref); a != "" && !t.hasRef(ref) {
+			at = a // the page replaced the element with an equal one
+		}
+		loc := t.p.Locator("aria-ref=" + at)
 		if n, err := t.count(ctx, loc); err == nil && n > 0 {
 			return loc, nil
 		} else if err != nil && !isPageErr(err) {

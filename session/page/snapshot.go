@@ -42,6 +42,8 @@ type Snapshot struct {
 	// arrived: they show as an iframe without content.
 	FramesNotLoaded int
 
+	doc  int  // the tab's DocSeq when it was taken
+	tab  *Tab // the tab it was taken of
 	once sync.Once
 	tree *snapshot.Tree
 	err  error
@@ -182,7 +184,10 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		t.busy = false // it answered after all
 		t.mu.Unlock()
 	}
-	s := &Snapshot{Text: text, FramesNotLoaded: pending}
+	s := &Snapshot{Text: text, FramesNotLoaded: pending, tab: t}
+	t.mu.Lock()
+	s.doc = t.docNav
+	t.mu.Unlock()
 	if whole {
 		t.mu.Lock()
 		t.snap = s

@@ -123,6 +123,8 @@ type Tab struct {
 	snapMarksOff bool         // snap stands for the page but for its focus mark or typed values
 	settled      *settledRead // the read the last Settle made
 	titleAt      time.Time    // when the watch read title; zero once used
+
+	seen seen // what the agent was shown (seen.go)
 }
 
 // Cut cuts s to maxEntryText bytes (on a rune boundary), marking the cut
