@@ -71,9 +71,17 @@ func TestPickLinks(t *testing.T) {
 		b.WriteString("  - link \"" + name + "\" [ref=e" + string(rune('a'+i)) + "]\n")
 	}
 	b.WriteString("  - link \"Story number A\" [ref=ez]\n") // A is not unique
-	got := pickLinks(map[string]string{"news": b.String()})
-	if got["news"] != "Story number Q" {
+	page := b.String()
+	if got := pickLinks(map[string]string{"news": page}); got["news"] != "Story number Q" {
 		t.Errorf("picked %q, want the first unique long name from three quarters down", got["news"])
+	}
+	// A name that is also in other text is no distinctive target.
+	if !strings.Contains(page, `link "Story number B" [ref=eb]`) {
+		t.Fatal("fixture changed")
+	}
+	page = strings.Replace(page, "  - link \"Story number B\" [ref=eb]", "  - paragraph: more on story number q", 1)
+	if got := pickLinks(map[string]string{"news": page}); got["news"] != "Story number R" {
+		t.Errorf("picked %q, want the next distinctive name", got["news"])
 	}
 }
 
