@@ -215,14 +215,16 @@ func (a *flowAgent) filtered(text string) (known, ok bool) {
 			}
 			shown[t], touched = false, true
 		}
+		// Named in any form: `checkbox "walk the dog"`, `listitem: walk
+		// the dog`.
 		for _, t := range flowTitles {
-			if strings.Contains(l, `"`+t+`"`) {
+			if strings.Contains(l, t) {
 				shown[t], touched = false, true
 			}
 		}
 	}
 	for _, t := range flowTitles {
-		if strings.Contains(added, `"`+t+`"`) {
+		if strings.Contains(added, t) {
 			shown[t], touched = true, true
 		}
 	}

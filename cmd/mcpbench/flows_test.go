@@ -45,6 +45,7 @@ func TestFiltered(t *testing.T) {
 		known, ok  bool
 	}{
 		{"removed by a known ref", "```diff\n-       - listitem [ref=e34] (+3 lines inside)\n```", true, true},
+		{"removed by its text", "```diff\nin main > list \"Todo list\" [ref=e12]:\n- listitem: walk the dog\nin group \"Filter\" [ref=e7]:\n- button \"Active\"\n+ button \"Active\" [pressed] [ref=e9]\n```", true, true},
 		{"removed by name", "```diff\n-           - checkbox \"walk the dog\" [checked] [ref=e36]\n```", true, true},
 		{"rendered anew", "```diff\n-  - listitem [ref=e31] (+3 lines inside)\n-  - listitem [ref=e34] (+3 lines inside)\n-  - listitem [ref=e37] (+3 lines inside)\n" +
 			"+  - checkbox \"buy milk\" [ref=e43]\n+  - checkbox \"file the taxes\" [ref=e46]\n```", true, true},
