@@ -11,6 +11,7 @@ require (
 	github.com/mxschmitt/playwright-go v0.6401.0
 	github.com/rs/zerolog v1.35.1
 	go.uber.org/goleak v1.3.0
+	golang.org/x/image v0.46.0
 	golang.org/x/sys v0.48.0
 )
 

@@ -24,6 +24,10 @@ type Output struct {
 	// ImageResponses is "allow" (or empty), "omit" (no image parts) or
 	// "only" (a successful answer that has images carries them alone).
 	ImageResponses string
+	// ImageMaxSide and ImageMaxBytes bound the images answers carry
+	// (image.go); zero is the default (1568 px, 800 KiB), negative no
+	// bound.
+	ImageMaxSide, ImageMaxBytes int
 }
 
 // ParseImageResponses checks an --image-responses value; empty means allow.

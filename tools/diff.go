@@ -151,7 +151,7 @@ func (c *tabCall) setFull(text string) {
 	case modeNone:
 		return
 	case modeFull:
-		c.resp.SetSnapshot(fence("yaml", text))
+		c.setSnapshotFile(text)
 		return
 	case modeInline:
 		if cut, truncated := snapshot.Truncate(text, inlineBudget); truncated {

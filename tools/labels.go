@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -171,7 +170,7 @@ func labeledScreenshot(c *tabCall) error {
 	}
 	c.resp.ResultText(b.String())
 	if name == "" {
-		c.resp.AddImage(base64.StdEncoding.EncodeToString(data), "image/"+typ)
+		c.addImage(data, typ, "CSS px, as the label boxes are")
 	}
 	return nil
 }

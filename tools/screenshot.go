@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -63,7 +62,15 @@ func screenshot(c *tabCall) error {
 	}
 	c.resp.Result("- [Screenshot of %s](%s)", what, c.env.link(p))
 	if name == "" {
-		c.resp.AddImage(base64.StdEncoding.EncodeToString(data), "image/"+typ)
+		units := "CSS px"
+		if o.DeviceScale {
+			units = "device px"
+		}
+		of := map[string]string{"viewport": " of the viewport", "full page": " of the full page"}[what]
+		if of == "" {
+			of = " of the element"
+		}
+		c.addImage(data, typ, units+of)
 	}
 	return nil
 }

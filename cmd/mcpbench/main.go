@@ -36,11 +36,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -70,7 +72,11 @@ type options struct {
 	warmup       bool
 	verbose      bool
 	agentTasks   bool
-	hostile      bool
+	// only, if set, runs just these parts (onlyParts), and prints just
+	// their rows.
+	only    map[string]bool
+	apps    string
+	hostile bool
 	// hostileTimeout bounds each call on a hostile page (hostile.go).
 	hostileTimeout time.Duration
 }
@@ -112,8 +118,19 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.hostile, "hostile", true, "measure the hostile pages (frames whose server never answers, a busy main thread) at the end of the scripted session")
 	fs.DurationVar(&o.hostileTimeout, "hostile-timeout", 40*time.Second, "bound on each call on a hostile page (upstream waits its own timeouts out)")
 	fs.BoolVar(&o.agentTasks, "agent-tasks", true, "run the agent-task token benchmark (issue 18) on a fresh process of each server")
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(onlyParts, ", ")+" (rounds: startup, first navigate and the scripted session with act-and-observe and the hostile pages; tasks: the agent tasks; flow: the app flow; find: find and click); the table shows only their rows")
+	fs.StringVar(&o.apps, "apps", "", "fixture apps of the app flow (default: testdata/apps in the module root)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if *only != "" {
+		o.only = map[string]bool{}
+		for _, part := range serverList(*only) {
+			if !slices.Contains(onlyParts, part) {
+				return o, fmt.Errorf("--only %q: want some of %s", part, strings.Join(onlyParts, ", "))
+			}
+			o.only[part] = true
+		}
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -135,6 +152,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	return o, nil
 }
+
+// onlyParts are the parts --only selects.
+var onlyParts = []string{"rounds", "tasks", "flow", "find"}
+
+// runs reports whether the run includes part.
+func (o options) runs(part string) bool { return o.only == nil || o.only[part] }
 
 func serverList(s string) []string {
 	var out []string
@@ -212,7 +235,7 @@ func bench1(o options, stdout, stderr io.Writer) error {
 		want[n] = true
 	}
 	root := ""
-	if o.fixtures == "" || (want[serverOurs] && o.oursBinary == "") {
+	if o.fixtures == "" || o.apps == "" || (want[serverOurs] && o.oursBinary == "") {
 		r, err := moduleRoot()
 		if err != nil {
 			return err
@@ -221,6 +244,9 @@ func bench1(o options, stdout, stderr io.Writer) error {
 	}
 	if o.fixtures == "" {
 		o.fixtures = filepath.Join(root, "testdata", "bench")
+	}
+	if o.apps == "" {
+		o.apps = filepath.Join(root, "testdata", "apps")
 	}
 	if _, err := os.Stat(o.chromium); err != nil {
 		return fmt.Errorf("--chromium %s: %w (Debian: apt-get install -y chromium)", o.chromium, err)
@@ -278,8 +304,10 @@ func bench1(o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer fx.Close()
+	apps := httptest.NewServer(mcptest.AppsHandler(o.apps))
+	defer apps.Close()
 	var hostile *mcptest.Hostile
-	if o.hostile {
+	if o.hostile && o.runs("rounds") {
 		if hostile, err = mcptest.StartHostile(); err != nil {
 			return err
 		}
@@ -289,18 +317,21 @@ func bench1(o options, stdout, stderr io.Writer) error {
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	b := &bench{
-		cfg: o, specs: specs, fx: fx, hostile: hostile, base: base, runID: hex.EncodeToString(id), log: stderr,
+		cfg: o, specs: specs, fx: fx, appsURL: apps.URL, hostile: hostile, base: base, runID: hex.EncodeToString(id), log: stderr,
 		res:    map[string]*results{serverOurs: newResults(), serverUpstream: newResults()},
 		active: map[*proc]bool{}, mem: map[string]memSplit{}, stray: map[string][]proctree.Proc{}, tmpLeft: map[string][]string{},
 		browserDirs: browserDirs(o.chromium),
 	}
 	defer b.stopAll()
 
-	if o.warmup {
+	if o.warmup && o.runs("rounds") {
 		b.logf("warm-up: one unmeasured start of each server")
 		b.warmup(ctx, names)
 	}
 	for round := range o.rounds {
+		if !o.runs("rounds") {
+			break
+		}
 		order := append([]string{}, names...)
 		if round%2 == 1 {
 			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
@@ -322,8 +353,11 @@ func bench1(o options, stdout, stderr io.Writer) error {
 			b.warmRun(ctx, n)
 		}
 	}
-	if o.agentTasks {
+	if o.agentTasks && o.runs("tasks") {
 		b.agentRun(ctx, names)
+	}
+	if o.runs("flow") || o.runs("find") {
+		b.flowRun(ctx, names, o.runs("flow"), o.runs("find"))
 	}
 	b.stopAll()
 	if ctx.Err() != nil {
@@ -332,6 +366,9 @@ func bench1(o options, stdout, stderr io.Writer) error {
 
 	loadEnd := loadAvg()
 	rows := buildRows(rowSpecs(), b.res[serverOurs], b.res[serverUpstream])
+	if o.only != nil {
+		rows = measuredRows(rows)
+	}
 	fmt.Fprintf(stdout, "cloakbrowser-mcp vs %s@%s — %s, %d CPUs, %s\n", upstreamPackage, upstreamVersion, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), chromiumVersion(o.chromium))
 	fmt.Fprintf(stdout, "load average at start %s, at end %s", loadStart, loadEnd)
 	if busy(loadStart) || busy(loadEnd) {
@@ -348,7 +385,7 @@ func bench1(o options, stdout, stderr io.Writer) error {
 		Machine:  map[string]any{"goos": runtime.GOOS, "goarch": runtime.GOARCH, "cpus": runtime.NumCPU(), "go": runtime.Version()},
 		Upstream: upstreamPackage + "@" + upstreamVersion, Chromium: chromiumVersion(o.chromium),
 		Options: map[string]any{"rounds": o.rounds, "reps": o.reps, "snapshot_reps": o.snapshotReps, "call_timeout": o.callTimeout.String(),
-			"servers": names, "warmup": o.warmup},
+			"servers": names, "warmup": o.warmup, "only": o.only},
 		Rows: rows, Memory: b.mem, Leftovers: b.stray, TempLeft: b.tmpLeft, FrameHangs: hangs,
 		LoadAvg: [2]string{loadStart, loadEnd},
 	}

@@ -58,7 +58,8 @@ func rowSpecs() []rowSpec {
 		spec("shutdown (stdin closed → all gone)", "ms", 0),
 	)
 	rows = append(rows, hostileRowSpecs()...)
-	return append(rows, agentRowSpecs()...)
+	rows = append(rows, agentRowSpecs()...)
+	return append(rows, flowRowSpecs()...)
 }
 
 // results collects one server's samples per row.
@@ -312,6 +313,18 @@ func oneLine(s string, n int) string {
 }
 
 // spec is a row with a goal on the ratio (0: none).
+// measuredRows drops the rows neither server has a figure or an error for
+// (the parts --only left out).
+func measuredRows(rows []row) []row {
+	var out []row
+	for _, r := range rows {
+		if r.Ours.Median != nil || r.Upstream.Median != nil || r.Ours.Error != "" || r.Upstream.Error != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func spec(key, unit string, goal float64) rowSpec {
 	return rowSpec{Key: key, Unit: unit, Goal: goal}
 }

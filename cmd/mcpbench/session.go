@@ -19,6 +19,8 @@ type bench struct {
 	specs map[string]serverSpec
 	res   map[string]*results
 	fx    *fixtureServer
+	// appsURL serves testdata/apps (the app flow).
+	appsURL string
 	// hostile serves the hostile pages (nil with --hostile=false).
 	hostile *mcptest.Hostile
 	base    string // temp dir for the servers' working directories

@@ -156,7 +156,9 @@ func (a *Area) Root() *os.Root { return a.root }
 // empty name becomes prefix-<timestamp>ext.
 func (a *Area) Resolve(name, prefix, ext string) (rel, path string, err error) {
 	if name == "" {
-		name = fmt.Sprintf("%s-%s%s", prefix, time.Now().UTC().Format("2006-01-02T15-04-05.000Z"), ext)
+		// Upstream's name: the ISO time with ':' and '.' made '-'.
+		stamp := strings.ReplaceAll(time.Now().UTC().Format("2006-01-02T15-04-05.000Z"), ".", "-")
+		name = fmt.Sprintf("%s-%s%s", prefix, stamp, ext)
 	}
 	if strings.ContainsRune(name, 0) {
 		return "", "", fmt.Errorf("file name %s contains a NUL byte", Quote(name))

@@ -111,6 +111,12 @@ type Config struct {
 	// page up to 40,000 characters), "full" (the whole page, unbounded, as
 	// upstream) or "none" (no snapshot; call browser_snapshot).
 	SnapshotMode string
+	// ImageMaxSide and ImageMaxBytes bound the images answers carry
+	// (screenshots): a larger one is sent scaled down (and as JPEG when
+	// still over the bytes), the scale stated, the file kept full size.
+	// Zero means no bound. Defaults 1568 px and 800 KiB.
+	ImageMaxSide  int
+	ImageMaxBytes int
 	// SnapshotBoxes adds [box=x,y,w,h] to snapshot lines. Default false.
 	SnapshotBoxes bool
 	// NoWebMCP stops collecting and exposing the page's WebMCP tools.
@@ -331,6 +337,8 @@ func Default() Config {
 		Codegen:            "typescript",
 		ImageResponses:     "allow",
 		SnapshotMode:       "outline",
+		ImageMaxSide:       1568,
+		ImageMaxBytes:      800 << 10,
 		ConsoleLevel:       "info",
 		TestIDAttribute:    "data-testid",
 		FilePaths:          "relative",
@@ -472,6 +480,12 @@ func (c Config) Validate() error {
 	case "outline", "inline", "full", "none":
 	default:
 		bad("--snapshot-mode", c.SnapshotMode, "must be outline, inline, full or none")
+	}
+	if c.ImageMaxSide < 0 || (c.ImageMaxSide > 0 && c.ImageMaxSide < 16) {
+		bad("--image-max-side", c.ImageMaxSide, "must be at least 16 pixels, or 0 for no bound")
+	}
+	if c.ImageMaxBytes < 0 || (c.ImageMaxBytes > 0 && c.ImageMaxBytes < 4096) {
+		bad("--image-max-bytes", c.ImageMaxBytes, "must be at least 4096 bytes, or 0 for no bound")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

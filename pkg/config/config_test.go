@@ -173,6 +173,9 @@ func TestValidate(t *testing.T) {
 		}, ""},
 		{"extra args ok", func(c *Config) { c.ExtraArgs = []string{"--lang=de", "--disable-gpu"} }, ""},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "--log-level=loud"},
+		{"image side", func(c *Config) { c.ImageMaxSide = 8 }, "--image-max-side=8"},
+		{"image bytes", func(c *Config) { c.ImageMaxBytes = -1 }, "--image-max-bytes=-1"},
+		{"image unbounded", func(c *Config) { c.ImageMaxSide, c.ImageMaxBytes = 0, 0 }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

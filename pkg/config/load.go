@@ -203,7 +203,9 @@ var coreSettings = []setting{
 	{flags: []string{"cdp-advertised-scheme"}, env: envs("CDP_ADVERTISED_SCHEME"), help: "http or https in published CDP URLs", set: str(func(c *Config) *string { return &c.CDP.AdvertisedScheme })},
 
 	// Snapshot economy (issue 18): what navigation and action responses show.
-	{flags: []string{"snapshot-mode"}, env: envs("SNAPSHOT_MODE"), help: "what responses show of the page: outline (default: small pages whole, large ones outlined; actions show a diff), inline (whole page up to 40000 chars), full (whole page, as upstream) or none", set: str(func(c *Config) *string { return &c.SnapshotMode })},
+	{flags: []string{"image-max-side"}, env: envs("IMAGE_MAX_SIDE"), help: "longest side in pixels of an image an answer carries; a larger screenshot is sent scaled down, its scale stated, the file kept full size (default 1568; 0: no bound)", set: integer(func(c *Config) *int { return &c.ImageMaxSide })},
+	{flags: []string{"image-max-bytes"}, env: envs("IMAGE_MAX_BYTES"), help: "largest image an answer carries, in bytes; a larger one is sent as JPEG, smaller if need be (default 819200; 0: no bound)", set: integer(func(c *Config) *int { return &c.ImageMaxBytes })},
+	{flags: []string{"snapshot-mode"}, env: envs("SNAPSHOT_MODE"), help: "what responses show of the page: outline (default: small pages whole, large ones outlined; actions show a diff), inline (whole page up to 40000 chars), full (the whole page in a linked file, as upstream) or none", set: str(func(c *Config) *string { return &c.SnapshotMode })},
 }
 
 type flagValue struct {

@@ -204,6 +204,8 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 			Codegen:        codegen.Language(cfg.Codegen),
 			Secrets:        secrets,
 			ImageResponses: cfg.ImageResponses,
+			ImageMaxSide:   noBound(cfg.ImageMaxSide),
+			ImageMaxBytes:  noBound(cfg.ImageMaxBytes),
 		},
 		Config:  func() any { return shownConfig(cfg) },
 		Publish: s.publishResource,
@@ -474,4 +476,13 @@ func (e eofReader) Read(p []byte) (int, error) {
 		e.onEOF()
 	}
 	return n, err
+}
+
+// noBound maps a configured bound where 0 means none to tools' form, where
+// zero is the default and a negative value none.
+func noBound(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

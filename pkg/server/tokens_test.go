@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -184,6 +185,19 @@ func TestNavigationEconomy(t *testing.T) {
 	})
 }
 
+// snapshotLinkRE is upstream's Snapshot section in its full mode: one link
+// to a page-{timestamp}.yml file.
+var snapshotLinkRE = regexp.MustCompile(`^- \[Snapshot\]\([^)]*page-[0-9T-]+Z\.yml\)$`)
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestSnapshotModeFlag checks --snapshot-mode none, full and inline.
 func TestSnapshotModeFlag(t *testing.T) {
 	base := benchPages(t)
@@ -197,8 +211,13 @@ func TestSnapshotModeFlag(t *testing.T) {
 			}
 		}},
 		{"full", func(t *testing.T, nav, full string) {
-			if snapshotBody(t, nav) != full {
-				t.Errorf("mode full did not carry the whole snapshot")
+			// As upstream 0.0.83: the snapshot goes to a file, the
+			// answer links it.
+			if strings.Contains(nav, "```yaml") || !snapshotLinkRE.MatchString(strings.TrimSpace(section(nav, "Snapshot"))) {
+				t.Fatalf("mode full: navigate did not link a snapshot file:\n%.800s", nav)
+			}
+			if got := readFile(t, linkedFile(t, section(nav, "Snapshot"))); got != full {
+				t.Errorf("mode full: the linked file is not the whole snapshot (%d chars, want %d)", len(got), len(full))
 			}
 		}},
 		{"inline", func(t *testing.T, nav, full string) {
@@ -222,8 +241,12 @@ func TestSnapshotModeFlag(t *testing.T) {
 					t.Errorf("mode none: click carried a snapshot:\n%s", out)
 				}
 			case "full":
-				if !strings.Contains(out, `button "Saved"`) || len(out) < len(full)/2 {
-					t.Errorf("mode full: click did not carry the whole page (%d chars)", len(out))
+				sec := strings.TrimSpace(section(out, "Snapshot"))
+				if !snapshotLinkRE.MatchString(sec) || len(out) > 1000 {
+					t.Fatalf("mode full: click did not link a snapshot file (%d chars):\n%.800s", len(out), out)
+				}
+				if got := readFile(t, linkedFile(t, sec)); !strings.Contains(got, `button "Saved"`) || len(got) < len(full)/2 {
+					t.Errorf("mode full: the click's file is not the whole page after it (%d chars)", len(got))
 				}
 			case "inline":
 				if !strings.Contains(out, `button "Saved"`) || len(out) > 2000 {
