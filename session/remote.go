@@ -103,7 +103,7 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 	if cs := br.Contexts(); cdp && len(cs) > 0 && s.cfg.PickEndpoint == nil {
 		bc = cs[0]
 	} else {
-		opts, oerr := s.cfg.newContextOptions(pw)
+		opts, oerr := s.cfg.newContextOptions(pw, false, "")
 		if oerr == nil {
 			bc, oerr = br.NewContext(opts)
 		}

@@ -50,8 +50,14 @@ type Config struct {
 	NavigationTimeout time.Duration
 	// LaunchTimeout bounds one browser launch. If zero, 60s.
 	LaunchTimeout time.Duration
-	// Viewport sets the page size; if nil, Playwright's default (1280x720).
+	// Viewport sets the page size (emulated); if nil, the browser window's
+	// (Window).
 	Viewport *page.Size
+	// Window is the browser window (and, headless, the screen) a browser of
+	// ours gets when neither Viewport nor a device is set. If nil, New (or
+	// NewSharedBrowser) picks a common desktop size; a session in a shared
+	// browser has the shared browser's.
+	Window *cloakbrowser.Window
 	// Shared, if set, makes each generation a fresh BrowserContext in this
 	// shared browser ("context" isolation) instead of a browser of the
 	// session's own with a temporary profile. If nil, the session launches
@@ -146,7 +152,12 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // Args is the browser command line this configuration produces for bin
 // (without the flags Playwright adds itself).
 func (c Config) Args(bin cloakbrowser.BinaryInfo) []string {
-	return cloakbrowser.LaunchArgs(bin, cloakbrowser.LaunchOptions{NoSandbox: c.NoSandbox, FingerprintSeed: c.FingerprintSeed, ExtraArgs: c.ExtraArgs})
+	o := cloakbrowser.LaunchOptions{NoSandbox: c.NoSandbox, FingerprintSeed: c.FingerprintSeed, Headless: c.Headless,
+		ExtraArgs: append(c.timezoneArgs(bin), c.ExtraArgs...)}
+	if c.wantsWindow() {
+		o.Window = c.Window
+	}
+	return cloakbrowser.LaunchArgs(bin, o)
 }
 
 // LaunchError is a browser launch that failed: Error is Playwright's first
@@ -215,7 +226,15 @@ func New(id string, drv *driver.Driver, cfg Config) *Session {
 	if refs == nil {
 		refs = &snapshot.RefCache{}
 	}
+	if cfg.Shared != nil {
+		cfg.Window = cfg.Shared.cfg.Window
+	} else {
+		cfg = cfg.withWindow()
+	}
 	s := &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs}
+	for _, w := range cfg.Warnings() {
+		s.log.Warn().Msg(w)
+	}
 	s.startIdleWatch()
 	return s
 }
@@ -449,6 +468,11 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		temp = true
 	}
 	args := s.cfg.Args(bin)
+	var ua string
+	if s.cfg.wantsHeadfulUA() {
+		// Before the profile's launch: its user agent is fixed then.
+		ua = s.cfg.probeUserAgent(ctx, pw, bin, args)
+	}
 	c := s.CDP()
 	launched := false
 	if c != nil {
@@ -475,7 +499,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		Timeout:           playwright.Float(float64(timeout.Milliseconds())),
 	}
 	// Device, user agent, viewport, proxy, permissions, … (context_options.go).
-	if err := s.cfg.persistentOptions(pw, &opts); err != nil {
+	if err := s.cfg.persistentOptions(pw, &opts, bin, ua); err != nil {
 		if temp {
 			_ = os.RemoveAll(profile)
 		}
