@@ -112,7 +112,7 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 			return nil, fmt.Errorf("open a context in the browser at %s: %w", endpoint, oerr)
 		}
 	}
-	g := newGeneration(s, n, bc, "", false, &remoteBrowser{endpoint: endpoint, browser: br})
+	g := newGeneration(s, n, bc, "", false, &remoteBrowser{endpoint: endpoint, browser: br}, s.cfg.Context.UserAgent)
 	br.OnDisconnected(func(playwright.Browser) { g.markLost() })
 	if err := g.prepare(ctx, pw, false, cdp); err != nil {
 		g.remote.detach()

@@ -563,7 +563,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		// launch again on another one.
 		s.log.Info().Int("generation", n).Int("attempt", attempt).Err(perr).Msg("internal DevTools port taken during the launch; launching again")
 	}
-	g := newGeneration(s, n, bc, profile, temp, nil)
+	g := newGeneration(s, n, bc, profile, temp, nil, s.cfg.contextUA(ua))
 	// A persistent context takes no storage state option: load it after.
 	if err := g.prepare(ctx, pw, true, false); err != nil {
 		g.dispose(context.Background())

@@ -269,6 +269,16 @@ func (b *SharedBrowser) Fits(ctx context.Context, cfg Config) bool {
 		slices.Equal(noWindow(b.cfg.Args(mine)), noWindow(cfg.Args(theirs)))
 }
 
+// headfulUA is the current browser's headed user agent ("" when none).
+func (b *SharedBrowser) headfulUA() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil {
+		return ""
+	}
+	return b.cur.headfulUA
+}
+
 // Window is the shared browser's window; nil when its pages are sized by
 // an emulated viewport.
 func (b *SharedBrowser) Window() *cloakbrowser.Window { return b.cfg.Window }
@@ -332,7 +342,7 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 		return nil, err
 	}
 	// No profile directory: disposing the generation closes the context only.
-	g := newGeneration(s, n, bc, "", false, nil)
+	g := newGeneration(s, n, bc, "", false, nil, s.cfg.contextUA(s.cfg.Shared.headfulUA()))
 	pw, err := s.drv.Get(ctx)
 	if err == nil {
 		err = g.prepare(ctx, pw, false, false)

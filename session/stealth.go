@@ -46,6 +46,19 @@ func (c Config) wantsHeadfulUA() bool {
 	return c.Headless && c.Context.UserAgent == "" && c.Context.Device == ""
 }
 
+// contextUA is the user agent a context is created with: the user's, else
+// headful when the headed one is wanted; "" for the browser's (or the
+// device's) own.
+func (c Config) contextUA(headful string) string {
+	if c.Context.UserAgent != "" {
+		return c.Context.UserAgent
+	}
+	if c.wantsHeadfulUA() {
+		return headful
+	}
+	return ""
+}
+
 // launchTimezone reports whether the time zone is set at launch rather
 // than by Playwright's override: a browser of our own (not shared, not
 // remote) whose environment is ours to set.
