@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -204,6 +205,10 @@ type Session struct {
 	// refs keeps what re-resolves snapshot refs per browser target.
 	refs  *snapshot.RefCache
 	refMu sync.Mutex // one read-modify-write of an entry at a time
+
+	// versionWarned is set once a --user-agent's version was checked
+	// against the browser's (warnVersion).
+	versionWarned atomic.Bool
 
 	// downloads are the session's downloads and its use of the limits
 	// (downloads.go).
@@ -575,6 +580,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		s.watchDriver(g, driverExited)
 	}()
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("browser launched")
+	s.warnVersion(g)
 	launched = true
 	return g, nil
 }

@@ -352,5 +352,6 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 		return nil, fmt.Errorf("prepare the browser context: %w", err)
 	}
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Msg("browser context opened in the shared browser")
+	s.warnVersion(g)
 	return g, nil
 }

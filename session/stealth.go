@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -190,6 +191,31 @@ func (c Config) Warnings() []string {
 		w = append(w, fmt.Sprintf("--viewport-size %dx%d replaces the viewport of --device %q: its screen and user agent stay", c.Viewport.Width, c.Viewport.Height, c.Context.Device))
 	}
 	return w
+}
+
+var chromeMajor = regexp.MustCompile(`Chrome/(\d+)\.`)
+
+// versionWarning says when a user agent's Chrome version is not the
+// browser's, whose brands and client hints tell its real one; "" when they
+// agree or either is unknown.
+func versionWarning(ua, browserVersion string) string {
+	m := chromeMajor.FindStringSubmatch(ua)
+	major, _, _ := strings.Cut(browserVersion, ".")
+	if m == nil || major == "" || m[1] == major {
+		return ""
+	}
+	return fmt.Sprintf("--user-agent says Chrome %s but the browser is version %s: navigator.userAgentData and Sec-CH-UA report %s, and a page can see them disagree", m[1], browserVersion, major)
+}
+
+// warnVersion logs, once per session, a --user-agent whose Chrome version
+// is not g's browser's.
+func (s *Session) warnVersion(g *Generation) {
+	if s.cfg.Context.UserAgent == "" || !s.versionWarned.CompareAndSwap(false, true) {
+		return
+	}
+	if w := versionWarning(s.cfg.Context.UserAgent, g.BrowserVersion()); w != "" {
+		s.log.Warn().Msg(w)
+	}
 }
 
 // Stealth reports the protections a session configured with c has with

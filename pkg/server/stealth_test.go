@@ -225,6 +225,9 @@ func TestStealthUserAgentWins(t *testing.T) {
 	if id.Platform != "Windows" || id.HeaderCHPlat != `"Windows"` {
 		t.Errorf("platform: userAgentData %q, Sec-CH-UA-Platform %q; want Windows as the user agent says", id.Platform, id.HeaderCHPlat)
 	}
+	if log := c.Stderr.String(); !strings.Contains(log, "--user-agent says Chrome 150 but the browser is version") {
+		t.Errorf("no warning of the user agent's version in the log:\n%s", mcptest.Tail(log, 4000))
+	}
 
 	odd := "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0"
 	c2, _ := inProcess(t, "--user-agent", odd)
@@ -248,8 +251,8 @@ func TestStealthBinaryInfo(t *testing.T) {
 			Stealth            *bool `json:"stealth"`
 			StealthProtections *struct {
 				AutomationFlagOff, WebdriverFalse, UAHeadlessFree, BrandsRisk, FingerprintPatches bool
-				Brands, Viewport                                                                 string
-				Overrides, Risks                                                                 []string
+				Brands, Viewport                                                                  string
+				Overrides, Risks                                                                  []string
 			} `json:"stealthProtections"`
 		} `json:"binary"`
 	}
