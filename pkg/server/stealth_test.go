@@ -271,3 +271,26 @@ func TestStealthBinaryInfo(t *testing.T) {
 		t.Errorf("overrides %q, want only the user agent's", sp.Overrides)
 	}
 }
+
+// TestStealthTimezoneAtLaunch: a time zone from the context options reaches
+// the page of a browser of the server's own from its launch (TZ), and the
+// one of a shared browser's context from Playwright's override; the report
+// says which.
+func TestStealthTimezoneAtLaunch(t *testing.T) {
+	srv, _ := identityServer(t)
+	for _, own := range []bool{true, false} {
+		t.Run(map[bool]string{false: "shared browser", true: "own browser"}[own], func(t *testing.T) {
+			c, _ := startInProcess(t, mcptest.Options{OwnBrowser: own}, "--context-options", `{"timezoneId":"Asia/Tokyo"}`)
+			must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/"}, "Page Title: identity")
+			must(t, c, "browser_evaluate", map[string]any{"function": "() => Intl.DateTimeFormat().resolvedOptions().timeZone + ' ' + new Date(0).getTimezoneOffset()"}, `"Asia/Tokyo -540"`)
+			info := must(t, c, "cloakbrowser_binary_info", map[string]any{})
+			want := map[bool]string{true: `"launchSettings": [
+        "--window-size",
+        "TZ"
+      ]`, false: `"timezone"`}[own]
+			if !strings.Contains(info, want) {
+				t.Errorf("binary info lacks %s:\n%s", want, info)
+			}
+		})
+	}
+}
