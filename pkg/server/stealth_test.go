@@ -294,3 +294,23 @@ func TestStealthTimezoneAtLaunch(t *testing.T) {
 		})
 	}
 }
+
+// TestStealthDeviceEmulationEnds: browser_set_device sends the device's user
+// agent with client hints that agree (mobile, platform), and ending it
+// returns to the context's own headed user agent, not the headless one.
+func TestStealthDeviceEmulationEnds(t *testing.T) {
+	srv, headers := identityServer(t)
+	c, _ := inProcess(t, "--caps", "emulation")
+	before := readIdentity(t, c, srv, headers)
+	must(t, c, "browser_set_device", map[string]any{"device": "Pixel 5"}, "Emulating Pixel 5")
+	id := readIdentity(t, c, srv, headers)
+	if !strings.Contains(id.UA, "Android") || !id.Mobile || id.Platform != "Android" || id.HeaderCHPlat != `"Android"` || len(id.Brands) == 0 {
+		t.Errorf("Pixel 5: user agent %q, mobile %v, platform %q (header %s), brands %q", id.UA, id.Mobile, id.Platform, id.HeaderCHPlat, id.Brands)
+	}
+	must(t, c, "browser_set_device", map[string]any{"device": ""}, "Device emulation ended")
+	id = readIdentity(t, c, srv, headers)
+	checkHeadlessFree(t, id)
+	if id.UA != before.UA || id.Mobile {
+		t.Errorf("after the device: user agent %q (mobile %v), want %q as before", id.UA, id.Mobile, before.UA)
+	}
+}
