@@ -221,7 +221,7 @@ func (s *Session) warnVersion(g *Generation) {
 // Stealth reports the protections a session configured with c has with
 // bin (cloakbrowser_binary_info's and doctor's "stealthProtections").
 func (c Config) Stealth(bin cloakbrowser.BinaryInfo) cloakbrowser.StealthReport {
-	remote := c.CDPEndpoint != "" || c.PickEndpoint != nil
+	remote := c.CDPEndpoint != "" || c.Endpoint != "" || c.PickEndpoint != nil
 	r := cloakbrowser.StealthReport{
 		AutomationFlagOff:  !remote,
 		WebdriverFalse:     !remote,
@@ -265,6 +265,11 @@ func (c Config) Stealth(bin cloakbrowser.BinaryInfo) cloakbrowser.StealthReport 
 	case c.Viewport != nil:
 		r.Viewport = fmt.Sprintf("emulated %dx%d (--viewport-size)", c.Viewport.Width, c.Viewport.Height)
 		r.Overrides = append(r.Overrides, "viewport")
+	case remote:
+		r.Viewport = "the remote browser's"
+	case !c.Headless && bin.Engine != cloakbrowser.EngineCloak:
+		r.Viewport = "a window maximized on the display's own screen"
+		r.LaunchSettings = append(r.LaunchSettings, "--start-maximized")
 	case c.Window != nil:
 		r.Viewport = c.Window.String()
 		r.LaunchSettings = append(r.LaunchSettings, "--window-size")

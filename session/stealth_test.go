@@ -98,7 +98,7 @@ func TestStealthReport(t *testing.T) {
 	}
 	headed := cfg
 	headed.Headless = false
-	if r := headed.Stealth(chromium); len(r.Overrides) != 0 || !r.UAHeadlessFree {
+	if r := headed.Stealth(chromium); len(r.Overrides) != 0 || !r.UAHeadlessFree || !strings.Contains(r.Viewport, "maximized") {
 		t.Errorf("headed: %+v", r)
 	}
 }

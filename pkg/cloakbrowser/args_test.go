@@ -101,7 +101,7 @@ func TestWindowArgs(t *testing.T) {
 	if got, want := WindowArgs(chromium, w, true), []string{"--window-size=1536,824", "--window-position=0,0", "--screen-info={0,0 1536x864 workAreaBottom=40}"}; !slices.Equal(got, want) {
 		t.Errorf("headless chromium: %q, want %q", got, want)
 	}
-	if got, want := WindowArgs(chromium, w, false), []string{"--window-size=1536,824", "--window-position=0,0"}; !slices.Equal(got, want) {
+	if got, want := WindowArgs(chromium, w, false), []string{"--start-maximized"}; !slices.Equal(got, want) {
 		t.Errorf("headed chromium: %q, want %q", got, want)
 	}
 	got := WindowArgs(BinaryInfo{Engine: EngineCloak}, w, true)

@@ -43,11 +43,15 @@ var windows = []Window{
 func PickWindow() Window { return windows[rand.IntN(len(windows))] }
 
 // WindowArgs is the command line that gives the browser window w: its size
-// and position (both engines), and the screen it stands on: a headless
-// Chromium's --screen-info (its default screen is 800x600, smaller than
-// the window), CloakBrowser's own --fingerprint-screen-* flags. A headed
-// system Chromium shows the real screen.
+// and position, and the screen it stands on: a headless Chromium's
+// --screen-info (its default screen is 800x600, smaller than the window),
+// CloakBrowser's own --fingerprint-screen-* flags. A headed system Chromium
+// stands on the real screen, whose size w may not be: its window is
+// maximized there instead.
 func WindowArgs(bin BinaryInfo, w Window, headless bool) []string {
+	if !headless && bin.Engine != EngineCloak {
+		return []string{"--start-maximized"}
+	}
 	args := []string{
 		fmt.Sprintf("--window-size=%d,%d", w.Width(), w.Height()),
 		"--window-position=0,0",
@@ -68,7 +72,7 @@ func WindowArgs(bin BinaryInfo, w Window, headless bool) []string {
 // session's own window choice, which a shared browser's replaces).
 func IsWindowArg(a string) bool {
 	switch flagName(a) {
-	case "--window-size", "--window-position", "--screen-info",
+	case "--window-size", "--window-position", "--screen-info", "--start-maximized",
 		"--fingerprint-screen-width", "--fingerprint-screen-height", "--fingerprint-taskbar-height":
 		return true
 	}
