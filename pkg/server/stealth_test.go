@@ -314,3 +314,24 @@ func TestStealthDeviceEmulationEnds(t *testing.T) {
 		t.Errorf("after the device: user agent %q (mobile %v), want %q as before", id.UA, id.Mobile, before.UA)
 	}
 }
+
+// TestStealthDeviceWins: --device is applied consistently: its user agent
+// on the page, the header and a worker, client hints of its platform and
+// mobile flag with the browser's own brands, its viewport and touch.
+func TestStealthDeviceWins(t *testing.T) {
+	srv, headers := identityServer(t)
+	c, _ := inProcess(t, "--device", "Pixel 7")
+	id := readIdentity(t, c, srv, headers)
+	if !strings.Contains(id.UA, "Pixel 7") || id.HeaderUA != id.UA || id.WorkerUA != id.UA {
+		t.Errorf("user agent: page %q, header %q, worker %q", id.UA, id.HeaderUA, id.WorkerUA)
+	}
+	if id.Platform != "Android" || !id.Mobile || id.HeaderCHPlat != `"Android"` || len(id.Brands) == 0 ||
+		strings.Join(chBrands(id.HeaderCH), ",") != strings.Join(id.Brands, ",") {
+		t.Errorf("client hints: platform %q (header %s), mobile %v, brands %q (header %s)", id.Platform, id.HeaderCHPlat, id.Mobile, id.Brands, id.HeaderCH)
+	}
+	// The page has no <meta name=viewport>: its layout is a mobile
+	// browser's 980 pixels wide; the screen is the device's.
+	if id.ScreenW != 412 || id.MaxTouch == 0 || id.DPR <= 1 {
+		t.Errorf("screen %dx%d, maxTouchPoints %d, devicePixelRatio %v: not Pixel 7's", id.ScreenW, id.ScreenH, id.MaxTouch, id.DPR)
+	}
+}
