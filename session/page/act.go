@@ -100,7 +100,7 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 func (t *Tab) roundTrip(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	_, _ = call(ctx, t.c, "round trip", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	_, _ = t.isolatedOn(ctx, "round trip", stopOn{modal: t, busyOK: true}, "() => 0")
 }
 
 // waitLoaded waits for the load event or a quiet network, at most loadMax.

@@ -156,21 +156,38 @@ func (e *Element) DragTo(to *Element) Step {
 	return Step{op: "drag " + e.Target + " to " + to.Target, fn: func() error { return e.loc.DragTo(to.loc) }}
 }
 
-// Run is the step that runs a JavaScript function on the element: (el, arg)
-// => …
-func (e *Element) Run(fn string, arg any) Step {
-	return Step{op: "run a script on " + e.Target, fn: func() error {
-		_, err := e.loc.Evaluate(fn, arg)
-		return err
+// Drop is the step that drops files and data (MIME type → value) onto the
+// element with trusted drag events (Playwright's drop: the browser's own
+// input, dragenter, dragover and drop with a DataTransfer).
+func (e *Element) Drop(files []InputFile, data map[string]string) Step {
+	return Step{op: "drop onto " + e.Target, fn: func() error {
+		var p playwright.Payload
+		if len(files) > 0 {
+			in := make([]playwright.InputFile, len(files))
+			for i, f := range files {
+				in[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
+			}
+			p.Files = in
+		}
+		if len(data) > 0 {
+			p.Data = data
+		}
+		return e.loc.Drop(p)
 	}}
 }
 
-// Evaluate runs a JavaScript function on the element, (el[, arg]) => …, and
-// returns its JSON value. A dialog the script opens ends the wait with
-// ErrModal.
-func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
+// Evaluate runs the agent's JavaScript function on the element, (el) => …,
+// in the page's own world over the tab's CDP session (mainworld.go), and
+// returns its JSON value. An element the hand-off cannot reach (in a frame
+// of another process) is evaluated through Playwright. A dialog the script
+// opens ends the wait with ErrModal.
+func (e *Element) Evaluate(ctx context.Context, fn string) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
-	return call(ctx, e.tab.c, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
+	v, err := e.tab.evalInMain(ctx, "evaluate on "+e.Target, fn, e)
+	if errors.Is(err, errNoHandoff) {
+		return call(ctx, e.tab.c, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, nil) })
+	}
+	return v, err
 }
 
 // AISnapshot is the AI snapshot of the element's subtree.

@@ -123,6 +123,11 @@ type Tab struct {
 	snapMarksOff bool         // snap stands for the page but for its focus mark or typed values
 	settled      *settledRead // the read the last Settle made
 	titleAt      time.Time    // when the watch read title; zero once used
+
+	// The hand-off (mainworld.go).
+	worldsMu sync.Mutex // one listing of the utility worlds at a time
+	ctxHeard bool       // the session's executionContextCreated is heard
+	utilCtx  []int      // the utility worlds heard while listing; nil when not listing
 }
 
 // Cut cuts s to maxEntryText bytes (on a rune boundary), marking the cut
