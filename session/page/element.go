@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -157,22 +160,64 @@ func (e *Element) DragTo(to *Element) Step {
 }
 
 // Drop is the step that drops files and data (MIME type → value) onto the
-// element with trusted drag events (Playwright's drop: the browser's own
-// input, dragenter, dragover and drop with a DataTransfer).
+// element as a person dragging them from the desktop does: the pointer
+// moves there and the browser's own drag events (Input.dispatchDragEvent:
+// trusted dragenter, dragover and drop with a DataTransfer) follow. The
+// files are written to a temporary directory the browser reads them from;
+// a browser on another machine (a CDP endpoint) gets the data only.
 func (e *Element) Drop(files []InputFile, data map[string]string) Step {
 	return Step{op: "drop onto " + e.Target, fn: func() error {
-		var p playwright.Payload
+		s, err := e.tab.cdpSession(context.Background())
+		if err != nil {
+			return err
+		}
+		if err := e.loc.ScrollIntoViewIfNeeded(); err != nil {
+			return err
+		}
+		box, err := e.loc.BoundingBox()
+		if err != nil {
+			return err
+		}
+		if box == nil {
+			return fmt.Errorf("%s is not visible: nothing to drop onto", e.Target)
+		}
+		x, y := box.X+box.Width/2, box.Y+box.Height/2
+		if err := e.tab.p.Mouse().Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(4)}); err != nil {
+			return err
+		}
+		var paths []string
 		if len(files) > 0 {
-			in := make([]playwright.InputFile, len(files))
-			for i, f := range files {
-				in[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
+			dir, err := os.MkdirTemp("", "cloakbrowser-mcp-drop-")
+			if err != nil {
+				return err
 			}
-			p.Files = in
+			defer os.RemoveAll(dir)
+			for i, f := range files {
+				sub := filepath.Join(dir, strconv.Itoa(i))
+				if err := os.Mkdir(sub, 0o700); err != nil {
+					return err
+				}
+				p := filepath.Join(sub, filepath.Base(f.Name))
+				if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+					return err
+				}
+				paths = append(paths, p)
+			}
 		}
-		if len(data) > 0 {
-			p.Data = data
+		items := []any{}
+		for typ, v := range data {
+			items = append(items, map[string]any{"mimeType": typ, "data": v})
 		}
-		return e.loc.Drop(p)
+		drag := map[string]any{"items": items, "dragOperationsMask": 1}
+		if len(paths) > 0 {
+			drag["files"] = paths
+		}
+		for _, typ := range []string{"dragEnter", "dragOver", "drop"} {
+			if _, err := s.Send("Input.dispatchDragEvent", map[string]any{"type": typ, "x": x, "y": y, "data": drag}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}}
 }
 

@@ -80,6 +80,9 @@ func (t *Tab) evalInMain(ctx context.Context, op, fn string, el *Element) (any, 
 		if err != nil {
 			return nil, err
 		}
+		// Runtime.callFunctionOn, as Playwright's evaluate: code it runs may
+		// eval whatever the page's CSP says (Runtime.evaluate can keep to
+		// the CSP, but passes no argument).
 		arg := map[string]any{"objectId": obj}
 		r, err := send("Runtime.callFunctionOn", map[string]any{
 			"functionDeclaration": fn, "objectId": obj, "arguments": []any{arg},
@@ -93,28 +96,46 @@ func (t *Tab) evalInMain(ctx context.Context, op, fn string, el *Element) (any, 
 		}
 		return remoteValue(r), nil
 	}
-	// As Playwright's evaluate of a string: the text is evaluated once;
-	// a function it gives is called.
-	r, err := send("Runtime.evaluate", map[string]any{"expression": fn})
+	// As Playwright's evaluate of a string: the text is evaluated; a
+	// function it gives is called. Runtime.evaluate keeps to the page's
+	// CSP (allowUnsafeEvalBlockedByCSP false): the agent's code can no
+	// more eval than the page's own, as without DevTools. A function
+	// literal is called in a second evaluation of the same text (making
+	// a function has no side effects).
+	opts := func(expr string) map[string]any {
+		return map[string]any{"expression": expr, "awaitPromise": true, "serializationOptions": deep, "allowUnsafeEvalBlockedByCSP": false}
+	}
+	r, err := send("Runtime.evaluate", opts(fn))
 	if err != nil {
 		return nil, err
 	}
+	if r["type"] != "function" {
+		return remoteValue(r), nil
+	}
+	if functionLiteral.MatchString(fn) {
+		r, err = send("Runtime.evaluate", opts("(\n"+fn+"\n)()"))
+		if err != nil {
+			return nil, err
+		}
+		return remoteValue(r), nil
+	}
+	// An expression that gives a function (rare): call what it gave.
 	id, _ := r["objectId"].(string)
 	if id == "" {
-		return remoteValue(r), nil // a primitive
-	}
-	decl := "function() { return this }"
-	if r["type"] == "function" {
-		decl = "function() { return this() }"
+		return nil, fmt.Errorf("%s: the function cannot be called", op)
 	}
 	r, err = send("Runtime.callFunctionOn", map[string]any{
-		"functionDeclaration": decl, "objectId": id, "awaitPromise": true, "serializationOptions": deep,
+		"functionDeclaration": "function() { return this() }", "objectId": id, "awaitPromise": true, "serializationOptions": deep,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return remoteValue(r), nil
 }
+
+// functionLiteral matches the text of a function expression: an arrow
+// function or a parenthesized function (functionPrefix's).
+var functionLiteral = regexp.MustCompile(`^(async\s*)?(\(|[A-Za-z_$][\w$]*\s*=>)`)
 
 // releaseGroup releases the objects of an evaluation, in the background
 // (the page may still be busy).
