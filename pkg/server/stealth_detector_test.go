@@ -62,7 +62,14 @@ func driveDetector(t *testing.T, c *mcptest.Client, url, dir string) {
 		t.Fatal(err)
 	}
 	must(t, c, "browser_drop", map[string]any{"target": ref(`region "Drop zone"`), "paths": []any{f}, "data": map[string]any{"text/plain": "hi"}}, "Dropped hi")
-	must(t, c, "browser_snapshot", map[string]any{"mode": "aria"})
+	// An ARIA-mode ref: its element is handed to Playwright without a
+	// mark on the page.
+	aria := must(t, c, "browser_snapshot", map[string]any{"mode": "aria"})
+	if m := regexp.MustCompile(`Pressed[^\n]*\[ref=(ax\d+)\]`).FindStringSubmatch(aria); m != nil {
+		must(t, c, "browser_click", map[string]any{"target": m[1]})
+	} else {
+		t.Errorf("no ARIA ref for the pressed button in:\n%s", aria)
+	}
 	must(t, c, "browser_wait_for", map[string]any{"time": 0.2})
 	must(t, c, "browser_tabs", map[string]any{"action": "new", "url": url + "#second-tab"})
 	must(t, c, "browser_tabs", map[string]any{"action": "select", "index": 0})
