@@ -429,12 +429,10 @@ var loopbackClient = &http.Client{
 }
 
 // proveOwnership shows that the DevTools endpoint on 127.0.0.1:port is the
-// browser Playwright launched for g: through Playwright's pipe, an isolated
-// world with a one-time random name is made in g's page and given a random
-// token; through the endpoint, that world is found by its name and its
-// token read, and must match. Another process's browser on that port (a
-// port reused after a crash, a squatter) cannot know the secret. The page
-// sees nothing of it: no global, no script in its own world.
+// browser Playwright launched for g: a one-time random global is placed in
+// g's page through Playwright's pipe, then read and deleted through the
+// endpoint, and must match. Another process's browser on that port (a port
+// reused after a crash, a squatter) cannot know the secret.
 func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	tab, err := proofTab(ctx, g)
 	if err != nil {
@@ -444,8 +442,11 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return err
 	}
-	world := "cloakmcp-proof-" + hex.EncodeToString(nonce[:])
+	name := "__cloak_mcp_" + hex.EncodeToString(nonce[:])
 	token := rand.Text() + rand.Text() // ≥ 256 random bits
+	if _, err := tab.Evaluate(ctx, `([k, v]) => { Object.defineProperty(window, k, {value: v, configurable: true}); }`, []any{name, token}); err != nil {
+		return fmt.Errorf("place the challenge through Playwright: %w", err)
+	}
 	targetID, err := tab.TargetID(ctx)
 	if err != nil {
 		return fmt.Errorf("target id through Playwright: %w", err)
@@ -453,20 +454,11 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	if !validTargetID(targetID) {
 		return fmt.Errorf("Target.getTargetInfo gave target id %q", targetID)
 	}
-	res, err := tab.CDP(ctx, "Page.createIsolatedWorld", map[string]any{"frameId": targetID, "worldName": world})
-	if err != nil {
-		return fmt.Errorf("place the challenge through Playwright: %w", err)
-	}
-	cid, _ := res.(map[string]any)["executionContextId"].(float64)
-	key, _ := json.Marshal(token)
-	if _, err := tab.CDP(ctx, "Runtime.evaluate", map[string]any{"contextId": cid, "expression": "globalThis.token = " + string(key)}); err != nil || cid == 0 {
-		return fmt.Errorf("place the challenge through Playwright: %v %w", res, err)
-	}
 	base := "127.0.0.1:" + strconv.Itoa(port)
 	if err := listsTarget(ctx, base, targetID); err != nil {
 		return err
 	}
-	got, err := readWorld(ctx, "ws://"+base+"/devtools/page/"+targetID, world)
+	got, err := consumeGlobal(ctx, "ws://"+base+"/devtools/page/"+targetID, name)
 	if err != nil {
 		return err
 	}
@@ -539,41 +531,32 @@ func (e *notListedError) Error() string {
 	return "the internal endpoint does not list page " + e.id
 }
 
-// readWorld finds the isolated world named world in the page at wsURL
-// (Runtime.enable reports the page's execution contexts) and returns its
-// global token ("" if there is no such world or token).
-func readWorld(ctx context.Context, wsURL, world string) (string, error) {
+// consumeGlobal reads and deletes window[name] in the page at wsURL with
+// Runtime.evaluate, returning it ("" if absent or not a string).
+func consumeGlobal(ctx context.Context, wsURL, name string) (string, error) {
 	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPClient: loopbackClient})
 	if err != nil {
 		return "", fmt.Errorf("connect to the page on the internal endpoint: %w", err)
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(1 << 20)
-	send := func(id int, method string, params map[string]any) error {
-		msg, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
-		if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
-			return fmt.Errorf("%s on the internal endpoint: %w", method, err)
-		}
-		return nil
+	key, _ := json.Marshal(name)
+	expr := `(() => { const k = ` + string(key) + `; const v = Object.prototype.hasOwnProperty.call(window, k) ? window[k] : undefined; ` +
+		`delete window[k]; return typeof v === "string" ? v : ""; })()`
+	msg, _ := json.Marshal(map[string]any{
+		"id": 1, "method": "Runtime.evaluate",
+		"params": map[string]any{"expression": expr, "returnByValue": true},
+	})
+	if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
+		return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %w", err)
 	}
-	if err := send(1, "Runtime.enable", map[string]any{}); err != nil {
-		return "", err
-	}
-	cid := 0.0
 	for {
 		_, b, err := conn.Read(ctx)
 		if err != nil {
-			return "", fmt.Errorf("Runtime.enable on the internal endpoint: %w", err)
+			return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %w", err)
 		}
-		var m struct {
-			ID     int    `json:"id"`
-			Method string `json:"method"`
-			Params struct {
-				Context struct {
-					ID   float64 `json:"id"`
-					Name string  `json:"name"`
-				} `json:"context"`
-			} `json:"params"`
+		var reply struct {
+			ID     int `json:"id"`
 			Result struct {
 				Result struct {
 					Value any `json:"value"`
@@ -584,36 +567,17 @@ func readWorld(ctx context.Context, wsURL, world string) (string, error) {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		if json.Unmarshal(b, &m) != nil {
-			continue
+		if json.Unmarshal(b, &reply) != nil || reply.ID != 1 {
+			continue // an event
 		}
-		switch {
-		case m.Method == "Runtime.executionContextCreated" && m.Params.Context.Name == world:
-			cid = m.Params.Context.ID
-		case m.ID == 1:
-			// The contexts there are were reported before the answer.
-			if m.Error != nil {
-				return "", fmt.Errorf("Runtime.enable on the internal endpoint: %s", m.Error.Message)
-			}
-			if err := send(2, "Runtime.disable", map[string]any{}); err != nil {
-				return "", err
-			}
-			if cid == 0 {
-				return "", nil
-			}
-			if err := send(3, "Runtime.evaluate", map[string]any{"expression": "globalThis.token", "contextId": cid, "returnByValue": true}); err != nil {
-				return "", err
-			}
-		case m.ID == 3:
-			if m.Error != nil {
-				return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %s", m.Error.Message)
-			}
-			if len(m.Result.ExceptionDetails) > 0 {
-				return "", errors.New("Runtime.evaluate on the internal endpoint threw")
-			}
-			v, _ := m.Result.Result.Value.(string)
-			_ = conn.Close(websocket.StatusNormalClosure, "")
-			return v, nil
+		if reply.Error != nil {
+			return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %s", reply.Error.Message)
 		}
+		if len(reply.Result.ExceptionDetails) > 0 {
+			return "", errors.New("Runtime.evaluate on the internal endpoint threw")
+		}
+		v, _ := reply.Result.Result.Value.(string)
+		_ = conn.Close(websocket.StatusNormalClosure, "")
+		return v, nil
 	}
 }

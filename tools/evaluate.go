@@ -240,7 +240,7 @@ func (c *tabCall) evalArgs() (string, *page.Element, error) {
 // evaluateOn runs fn on the element, or on the page when el is nil.
 func (c *tabCall) evaluateOn(ctx context.Context, el *page.Element, fn string) (any, error) {
 	if el != nil {
-		return el.Evaluate(ctx, fn)
+		return el.Evaluate(ctx, fn, nil)
 	}
 	return c.tab.Evaluate(ctx, fn)
 }

@@ -200,7 +200,7 @@ func evaluateWithTimeout(c *tabCall) error {
 	defer cancel()
 	var v any
 	if el != nil {
-		v, err = el.Evaluate(ectx, fn)
+		v, err = el.Evaluate(ectx, fn, nil)
 	} else {
 		v, err = c.tab.Evaluate(ectx, fn)
 	}

@@ -53,7 +53,7 @@ func (e *Element) InputValue(ctx context.Context) (string, error) {
 // SelectedLabel is the label of a <select>'s first selected option; ok is
 // false when the element is no select or nothing is selected.
 func (e *Element) SelectedLabel(ctx context.Context) (label string, ok bool, err error) {
-	v, err := e.Read(ctx, `el => el.selectedOptions && el.selectedOptions[0] ? el.selectedOptions[0].label : null`, nil)
+	v, err := e.Evaluate(ctx, `el => el.selectedOptions && el.selectedOptions[0] ? el.selectedOptions[0].label : null`, nil)
 	if err != nil {
 		return "", false, err
 	}

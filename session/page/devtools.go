@@ -45,7 +45,7 @@ const hideHighlightsJS = `([key, element]) => {
 // extra inline CSS for the overlay. It returns the element's box in the
 // viewport, rounded: left, top, width, height.
 func (e *Element) Highlight(ctx context.Context, key, label, style string) ([4]int, error) {
-	v, err := e.Read(ctx, highlightJS, []any{key, label, style}) // drawn from the isolated world
+	v, err := e.Evaluate(ctx, highlightJS, []any{key, label, style})
 	if err != nil {
 		return [4]int{}, err
 	}
@@ -65,7 +65,7 @@ func (e *Element) Highlight(ctx context.Context, key, label, style string) ([4]i
 // description label, or every highlight when both are empty, and returns
 // how many it removed.
 func (t *Tab) HideHighlights(ctx context.Context, key, label string) (int, error) {
-	v, err := t.isolated(ctx, "remove highlights", hideHighlightsJS, []any{key, label})
+	v, err := t.Evaluate(ctx, hideHighlightsJS, []any{key, label})
 	if err != nil {
 		return 0, err
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -159,80 +156,21 @@ func (e *Element) DragTo(to *Element) Step {
 	return Step{op: "drag " + e.Target + " to " + to.Target, fn: func() error { return e.loc.DragTo(to.loc) }}
 }
 
-// Drop is the step that drops files and data (MIME type → value) onto the
-// element as a person dragging them from the desktop does: the pointer
-// moves there and the browser's own drag events (Input.dispatchDragEvent:
-// trusted dragenter, dragover and drop with a DataTransfer) follow. The
-// files are written to a temporary directory the browser reads them from;
-// a browser on another machine (a CDP endpoint) gets the data only.
-func (e *Element) Drop(files []InputFile, data map[string]string) Step {
-	return Step{op: "drop onto " + e.Target, fn: func() error {
-		s, err := e.tab.cdpSession(context.Background())
-		if err != nil {
-			return err
-		}
-		if err := e.loc.ScrollIntoViewIfNeeded(); err != nil {
-			return err
-		}
-		box, err := e.loc.BoundingBox()
-		if err != nil {
-			return err
-		}
-		if box == nil {
-			return fmt.Errorf("%s is not visible: nothing to drop onto", e.Target)
-		}
-		x, y := box.X+box.Width/2, box.Y+box.Height/2
-		if err := e.tab.p.Mouse().Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(4)}); err != nil {
-			return err
-		}
-		var paths []string
-		if len(files) > 0 {
-			dir, err := os.MkdirTemp("", "cloakbrowser-mcp-drop-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
-			for i, f := range files {
-				sub := filepath.Join(dir, strconv.Itoa(i))
-				if err := os.Mkdir(sub, 0o700); err != nil {
-					return err
-				}
-				p := filepath.Join(sub, filepath.Base(f.Name))
-				if err := os.WriteFile(p, f.Data, 0o600); err != nil {
-					return err
-				}
-				paths = append(paths, p)
-			}
-		}
-		items := []any{}
-		for typ, v := range data {
-			items = append(items, map[string]any{"mimeType": typ, "data": v})
-		}
-		drag := map[string]any{"items": items, "dragOperationsMask": 1}
-		if len(paths) > 0 {
-			drag["files"] = paths
-		}
-		for _, typ := range []string{"dragEnter", "dragOver", "drop"} {
-			if _, err := s.Send("Input.dispatchDragEvent", map[string]any{"type": typ, "x": x, "y": y, "data": drag}); err != nil {
-				return err
-			}
-		}
-		return nil
+// Run is the step that runs a JavaScript function on the element: (el, arg)
+// => …
+func (e *Element) Run(fn string, arg any) Step {
+	return Step{op: "run a script on " + e.Target, fn: func() error {
+		_, err := e.loc.Evaluate(fn, arg)
+		return err
 	}}
 }
 
-// Evaluate runs the agent's JavaScript function on the element, (el) => …,
-// in the page's own world over the tab's CDP session (mainworld.go), and
-// returns its JSON value. An element the hand-off cannot reach (in a frame
-// of another process) is evaluated through Playwright. A dialog the script
-// opens ends the wait with ErrModal.
-func (e *Element) Evaluate(ctx context.Context, fn string) (any, error) {
+// Evaluate runs a JavaScript function on the element, (el[, arg]) => …, and
+// returns its JSON value. A dialog the script opens ends the wait with
+// ErrModal.
+func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
-	v, err := e.tab.evalInMain(ctx, "evaluate on "+e.Target, fn, e)
-	if errors.Is(err, errNoHandoff) {
-		return call(ctx, e.tab.c, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, nil) })
-	}
-	return v, err
+	return call(ctx, e.tab.c, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
 }
 
 // AISnapshot is the AI snapshot of the element's subtree.

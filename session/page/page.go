@@ -51,8 +51,7 @@ func (t *Tab) alive(ctx context.Context) bool { return t.aliveWithin(ctx, probeT
 func (t *Tab) aliveWithin(ctx context.Context, d time.Duration) bool {
 	pctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	// In the isolated world: the page sees no call of ours.
-	_, err := t.isolatedOn(pctx, "probe the page", stopOn{modal: t, busyOK: true}, "() => 0")
+	_, err := call(pctx, t.c, "probe the page", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Evaluate("() => 0") })
 	var te *TimeoutError
 	busy := errors.As(err, &te) && ctx.Err() == nil
 	if err == nil || busy {
@@ -355,14 +354,14 @@ func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 	return true, nil
 }
 
-// Evaluate runs the agent's JavaScript function (or expression) in the
-// page's own world, over the tab's CDP session (mainworld.go), and returns
-// its JSON value. A dialog the script opens ends the wait with ErrModal.
-func (t *Tab) Evaluate(ctx context.Context, fn string) (any, error) {
+// Evaluate runs a JavaScript function (or expression) in the page with an
+// optional argument and returns its JSON value. A dialog the script opens
+// ends the wait with ErrModal.
+func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) {
 	// A script can change what the watch does not see (style rules, a
 	// custom element's internals): the next snapshot is taken afresh.
 	defer t.invalidateWatch()
-	return t.evalInMain(ctx, "evaluate", fn, nil)
+	return t.evaluate(ctx, "evaluate", fn, arg...)
 }
 
 // Read runs a function of ours that only reads the page (its size, the
@@ -378,11 +377,6 @@ func (t *Tab) Read(ctx context.Context, fn string, arg ...any) (any, error) {
 // isolated calls fn with args in the isolated world of the main frame's
 // current document, made anew when that document went.
 func (t *Tab) isolated(ctx context.Context, op, fn string, arg ...any) (any, error) {
-	return t.isolatedOn(ctx, op, stopOn{modal: t}, fn, arg...)
-}
-
-// isolatedOn is isolated with the door's stop conditions.
-func (t *Tab) isolatedOn(ctx context.Context, op string, stop stopOn, fn string, arg ...any) (any, error) {
 	s, err := t.cdpSession(ctx)
 	if err != nil {
 		return nil, err
@@ -396,7 +390,7 @@ func (t *Tab) isolatedOn(ctx context.Context, op string, stop stopOn, fn string,
 		if err != nil {
 			return nil, err
 		}
-		res, err := call(ctx, t.c, op, stop, func() (any, error) {
+		res, err := call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
 			return s.Send("Runtime.callFunctionOn", map[string]any{
 				"functionDeclaration": fn, "executionContextId": cid, "arguments": args,
 				"returnByValue": true, "awaitPromise": true,
@@ -426,6 +420,10 @@ func exceptionText(ex map[string]any) any {
 		return e["description"]
 	}
 	return ex["text"]
+}
+
+func (t *Tab) evaluate(ctx context.Context, op, fn string, arg ...any) (any, error) {
+	return call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
 // Close closes the tab, bounded by the action timeout: a page whose

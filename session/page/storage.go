@@ -188,9 +188,9 @@ const webStorageJS = `([kind, op, key, value]) => {
 // error the page reports (no storage on this page, quota) is a *PageError.
 func (t *Tab) webStorage(ctx context.Context, area StorageArea, op, key, value string) (map[string]any, error) {
 	name := string(area) + "Storage"
-	// In the isolated world: the page's world sees no call of ours (its
-	// storage is the same).
-	raw, err := t.isolated(ctx, name+" "+op, webStorageJS, []any{string(area), op, key, value})
+	raw, err := call(ctx, t.c, name+" "+op, stopOn{modal: t}, func() (any, error) {
+		return t.p.Evaluate(webStorageJS, []any{string(area), op, key, value})
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -125,11 +125,6 @@ type Tab struct {
 	titleAt      time.Time    // when the watch read title; zero once used
 
 	seen seen // what the agent was shown (seen.go)
-
-	// The hand-off (mainworld.go).
-	worldsMu sync.Mutex // one listing of the utility worlds at a time
-	ctxHeard bool       // the session's executionContextCreated is heard
-	utilCtx  []int      // the utility worlds heard while listing; nil when not listing
 }
 
 // Cut cuts s to maxEntryText bytes (on a rune boundary), marking the cut
