@@ -47,6 +47,12 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 		if errors.Is(err, ErrModal) {
 			return nil
 		}
+		// A click that closed its own tab (window.close in its handler)
+		// did what it was asked: Playwright rejects it when the page goes
+		// before the click's own end.
+		if errors.Is(err, ErrTabClosed) && t.p.IsClosed() {
+			return nil
+		}
 		if te := (*TimeoutError)(nil); errors.As(err, &te) && te.Msg != "" {
 			// Playwright waited for the element, or for the page: a
 			// page that no longer answers is said to be busy, not
