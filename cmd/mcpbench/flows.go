@@ -313,6 +313,20 @@ func (b *bench) appFlow(ctx context.Context, p *proc, url string) (*flowAgent, e
 
 // appFlows runs the flow on every app, each in a new tab-less state (a
 // navigation to the app).
+// record puts one agent's run in its row: its notes, then the characters
+// it read, or the failure; it reports whether the run succeeded.
+func record(res *results, key string, a *flowAgent, err error) bool {
+	for _, n := range a.notes {
+		res.note(key, n)
+	}
+	if err != nil {
+		res.fail(key, err)
+		return false
+	}
+	res.add(key, float64(a.read))
+	return true
+}
+
 func (b *bench) appFlows(ctx context.Context, p *proc, res *results) {
 	total, calls := 0.0, 0.0
 	var wall time.Duration
@@ -324,16 +338,10 @@ func (b *bench) appFlows(ctx context.Context, p *proc, res *results) {
 		start := time.Now()
 		a, err := b.appFlow(ctx, p, b.appsURL+"/"+app+"/")
 		wall += time.Since(start)
-		key := "app flow " + app
-		for _, n := range a.notes {
-			res.note(key, n)
-		}
-		if err != nil {
-			res.fail(key, err)
+		if !record(res, "app flow "+app, a, err) {
 			failed = true
 			continue
 		}
-		res.add(key, float64(a.read))
 		total += float64(a.read)
 		calls += float64(a.calls)
 	}
@@ -443,17 +451,11 @@ func (b *bench) findClicks(ctx context.Context, p *proc, res *results, links map
 		if ctx.Err() != nil {
 			return
 		}
-		key := "find and click " + page
 		a, err := b.findAndClick(ctx, p, page, links[page])
-		for _, n := range a.notes {
-			res.note(key, n)
-		}
-		if err != nil {
-			res.fail(key, err)
+		if !record(res, "find and click "+page, a, err) {
 			failed = true
 			continue
 		}
-		res.add(key, float64(a.read))
 		total += float64(a.read)
 	}
 	if failed {
