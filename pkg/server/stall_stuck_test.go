@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // recoverBound is the bound the issue states: after a page that traps its
@@ -146,6 +147,32 @@ func TestStuckTabRecovers(t *testing.T) {
 			}
 			wantIn(t, call.tool, out, "not responding", "browser_navigate")
 		}
+		recovers(t, c, base)
+	})
+
+	t.Run("a page busy a while ago: a script that blocks it is bounded", func(t *testing.T) {
+		// The page misses a probe (the snapshot says so), then answers
+		// again; a function that then holds its main thread (as the
+		// renderer's own work on a huge page does, between two probes)
+		// ends as "not responding", not after evaluate's 30 s.
+		must(t, c, "browser_evaluate", map[string]any{"function": "() => { setTimeout(() => { const t = Date.now(); while (Date.now() - t < 12000) {} }, 50); }"}, "")
+		// The first snapshot may be served from the read that ended the
+		// evaluate, before the page got busy.
+		time.Sleep(200 * time.Millisecond)
+		within(t, c, 9*time.Second, "browser_snapshot", nil)
+		out, isErr := within(t, c, 9*time.Second, "browser_snapshot", nil)
+		if !isErr {
+			t.Fatalf("snapshot of a busy page succeeded?\n%s", out)
+		}
+		testtier.Eventually(t, 25*time.Second, "the page to answer again after its busy while", func() bool {
+			_, isErr := within(t, c, 8*time.Second, "browser_evaluate", map[string]any{"function": "() => 1"})
+			return !isErr
+		})
+		out, isErr = within(t, c, 8*time.Second, "browser_evaluate", map[string]any{"function": "() => { for (;;) {} }"})
+		if !isErr {
+			t.Fatalf("a function that never returns succeeded?\n%s", out)
+		}
+		wantIn(t, "evaluate", out, "not responding", "browser_navigate")
 		recovers(t, c, base)
 	})
 }

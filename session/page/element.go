@@ -170,7 +170,7 @@ func (e *Element) Run(fn string, arg any) Step {
 // ErrModal.
 func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
-	return call(ctx, e.tab.c, "evaluate on "+e.Target, stopOn{modal: e.tab}, func() (any, error) { return e.loc.Evaluate(fn, arg) })
+	return watched(ctx, e.tab, "evaluate on "+e.Target, func() (any, error) { return e.loc.Evaluate(fn, arg) })
 }
 
 // AISnapshot is the AI snapshot of the element's subtree.

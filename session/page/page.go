@@ -57,9 +57,71 @@ func (t *Tab) aliveWithin(ctx context.Context, d time.Duration) bool {
 	if err == nil || busy {
 		t.mu.Lock()
 		t.busy = busy
+		if busy {
+			t.busyAt = time.Now()
+		}
 		t.mu.Unlock()
 	}
 	return !busy
+}
+
+// markBusy notes that the page's main thread did not answer in time.
+func (t *Tab) markBusy() {
+	t.mu.Lock()
+	t.busy, t.busyAt = true, time.Now()
+	t.mu.Unlock()
+}
+
+// recentlyBusy reports whether the current document's main thread missed
+// an answer within busyMemory: its renderer may still be at work of its
+// own (or of a snapshot Playwright gave up on) even when a probe got
+// through between two of its tasks.
+func (t *Tab) recentlyBusy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.busyAt.IsZero() && time.Since(t.busyAt) < busyMemory
+}
+
+// busyMemory is how long a document that missed an answer is called with
+// a watchdog (watched).
+const busyMemory = 30 * time.Second
+
+// watched is call for a page that was recently busy: while fn has not
+// answered, the page is probed every probeAfter, and a probe that goes
+// unanswered ends the call with ErrNotResponding instead of fn's own
+// timeout (fn may still run in the page; the call returns at once).
+func watched[T any](ctx context.Context, t *Tab, op string, fn func() (T, error)) (T, error) {
+	if !t.recentlyBusy() {
+		return call(ctx, t.c, op, stopOn{modal: t}, fn)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		v, err := call(gctx, t.c, op, stopOn{modal: t}, fn)
+		done <- result{v, err}
+	}()
+	timer := time.NewTimer(probeAfter)
+	defer timer.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case <-timer.C:
+		}
+		if t.alive(ctx) || ctx.Err() != nil {
+			timer.Reset(probeAfter)
+			continue
+		}
+		cancel()
+		<-done // the call returns at once on the cancelled context
+		var zero T
+		return zero, fmt.Errorf("%s: %w", op, ErrNotResponding)
+	}
 }
 
 // Busy reports whether the page's main thread missed its last liveness
@@ -125,9 +187,7 @@ func (t *Tab) Title(ctx context.Context) (title string, ok bool) {
 		var te *TimeoutError
 		if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
 			// The page did not answer for 2 s: spare the next calls the wait.
-			t.mu.Lock()
-			t.busy = true
-			t.mu.Unlock()
+			t.markBusy()
 		}
 		return cached, has
 	}
@@ -204,6 +264,7 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 	// asked for before ours, after ours.
 	selfNav := t.navigatedItself()
 	var resp playwright.Response
+	var ours int // docNav of the document our navigation committed
 	for try := 0; ; try++ {
 		navBefore := t.LastNavSeq()
 		t.resetChurn()
@@ -233,6 +294,22 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 			t.ownCommitted()
 			if selfNav && retry && t.docReplaced(ctx) {
 				continue // the page left committed a document after ours
+			}
+			if !selfNav || !retry {
+				break
+			}
+			// The page left may still commit a navigation of its own
+			// (a history.back() it queued, a timer) while ours loads, on a
+			// slow machine after hijackWindow: ours is started again if
+			// another document replaced it by the end of the wait.
+			ours = t.docNavSeq()
+			if err = t.waitDOM(ctx, op, limit-time.Since(started)); err != nil {
+				break
+			}
+			t.waitLoaded(ctx)
+			if t.docNavSeq() != ours {
+				t.c.env.Log.Debug().Int("tab", t.ID).Str("url", Cut(t.URL())).Msg("the page left replaced our navigation's document while it loaded: navigating again")
+				continue
 			}
 			break
 		}
@@ -268,11 +345,21 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 	if resp != nil {
 		nav.Status = resp.Status()
 	}
+	if ours != 0 && t.docNavSeq() == ours {
+		return nav, nil // waited for above
+	}
 	if err := t.waitDOM(ctx, op, limit-time.Since(started)); err != nil {
 		return nav, err
 	}
 	t.waitLoaded(ctx)
 	return nav, nil
+}
+
+// docNavSeq is the navigation sequence number of the current document.
+func (t *Tab) docNavSeq() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.docNav
 }
 
 // interruptedByOurs reports whether err is Playwright's "is interrupted by
@@ -423,7 +510,7 @@ func exceptionText(ex map[string]any) any {
 }
 
 func (t *Tab) evaluate(ctx context.Context, op, fn string, arg ...any) (any, error) {
-	return call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) { return t.p.Evaluate(fn, arg...) })
+	return watched(ctx, t, op, func() (any, error) { return t.p.Evaluate(fn, arg...) })
 }
 
 // Close closes the tab, bounded by the action timeout: a page whose

@@ -168,9 +168,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			// (a DOM of 200,000 elements): the renderer is still at it,
 			// so the next call probes first (Busy), and a navigation
 			// stops it.
-			t.mu.Lock()
-			t.busy = true
-			t.mu.Unlock()
+			t.markBusy()
 			return nil, fmt.Errorf("snapshot: %w", &TimeoutError{Op: "snapshot", Err: err,
 				Msg: fmt.Sprintf("the snapshot did not finish within %s: the page is too large or too busy (browser_navigate stops its work)", budget.Round(time.Second))})
 		}

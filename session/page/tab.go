@@ -96,6 +96,7 @@ type Tab struct {
 	emulation emulationState
 	lastNav   int                        // seq at the last main-frame navigation
 	busy      bool                       // the main thread missed a liveness probe (page.go); cleared by a main-frame navigation
+	busyAt    time.Time                  // when busy was last set, in the current document (zero: never)
 	loadedNav int                        // lastNav when the load event last fired
 	docNav    int                        // lastNav at the last main-frame navigation to a new document
 	domNav    int                        // lastNav when DOMContentLoaded last fired in the main frame
@@ -348,6 +349,9 @@ func (t *Tab) wireNavigation() {
 		// A new document: its title is unknown and its main thread has not
 		// yet missed a probe.
 		t.busy, t.hasTitle, t.titleAt = false, false, time.Time{}
+		if newDoc {
+			t.busyAt = time.Time{}
+		}
 		// The last snapshot's watch base was in the old document.
 		t.snapBase, t.settled = 0, nil
 	})

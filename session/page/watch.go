@@ -190,9 +190,7 @@ func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed b
 	}
 	var te *TimeoutError
 	if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
-		t.mu.Lock()
-		t.busy = true
-		t.mu.Unlock()
+		t.markBusy()
 		return nil, false, true
 	}
 	return nil, false, !t.alive(ctx)
