@@ -268,3 +268,60 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// maxLandmarkName bounds a region's name in a Landmarks line.
+const maxLandmarkName = 32
+
+// Landmarks lists a page's regions in one line of at most budget
+// characters, for an agent that arrived on a large page: its dialogs first
+// (wherever they are: they block the page), then the landmark regions not
+// inside another one, in document order, each as role, name and ref (what
+// a region snapshot takes). Regions beyond the budget are counted
+// ("+3 more"). It is empty when the page has no region with a ref.
+func Landmarks(t *Tree, budget int) string {
+	var dialogs, top []*Node
+	var visit func(nodes []*Node, inRegion bool)
+	visit = func(nodes []*Node, inRegion bool) {
+		for _, n := range nodes {
+			in := inRegion
+			if n.Kind == KindElement && landmarkRoles[n.Role] && n.Ref != "" {
+				switch {
+				case n.Role == "dialog" || n.Role == "alertdialog":
+					dialogs = append(dialogs, n)
+				case !inRegion:
+					top = append(top, n)
+				}
+				in = true
+			}
+			visit(n.Children, in)
+		}
+	}
+	visit(t.Roots, false)
+	all := append(dialogs, top...)
+	var b strings.Builder
+	used := 0
+	for i, n := range all {
+		item := n.Role
+		if n.Name != "" {
+			item += fmt.Sprintf(" %q", clip(n.Name, maxLandmarkName))
+		}
+		item += " [ref=" + n.Ref + "]"
+		sep := ""
+		if i > 0 {
+			sep = ", "
+		}
+		rest := len(all) - i
+		// Room for this item and, if more follow, the count of the rest.
+		reserve := 0
+		if rest > 1 {
+			reserve = len(", +99 more")
+		}
+		if used+len(sep)+utf8.RuneCountInString(item)+reserve > budget {
+			fmt.Fprintf(&b, "%s+%d more", sep, rest)
+			break
+		}
+		b.WriteString(sep + item)
+		used += len(sep) + utf8.RuneCountInString(item)
+	}
+	return b.String()
+}

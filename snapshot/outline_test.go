@@ -102,3 +102,34 @@ func TestClipWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestLandmarks: one line of the top-level regions with their refs, a
+// dialog first wherever it is, nested regions left to the region snapshot,
+// the rest counted when the budget is short.
+func TestLandmarks(t *testing.T) {
+	page := bigPage(50) + "- generic [ref=e20]:\n  - dialog \"Cookie consent\" [ref=e21]:\n    - button \"Accept\" [ref=e22]\n"
+	tree, err := Parse(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `dialog "Cookie consent" [ref=e21], banner [ref=e1], main [ref=e7], contentinfo [ref=e12]`
+	if got := Landmarks(tree, 200); got != want {
+		t.Errorf("Landmarks =\n%s\nwant\n%s", got, want)
+	}
+	short := Landmarks(tree, 50)
+	if short != `dialog "Cookie consent" [ref=e21], +3 more` {
+		t.Errorf("Landmarks within 50 = %q", short)
+	}
+	if n := utf8.RuneCountInString(short); n > 50 {
+		t.Errorf("Landmarks within 50 is %d chars", n)
+	}
+	long := strings.Repeat("very long name ", 10)
+	tree, _ = Parse(`- navigation "` + long + `" [ref=e1]:` + "\n  - link \"x\" [ref=e2]\n")
+	if got := Landmarks(tree, 200); !strings.HasPrefix(got, `navigation "very long name`) || !strings.Contains(got, `…" [ref=e1]`) {
+		t.Errorf("a long name is not cut: %q", got)
+	}
+	tree, _ = Parse("- paragraph [ref=e1]: no regions\n")
+	if got := Landmarks(tree, 200); got != "" {
+		t.Errorf("a page without regions: %q", got)
+	}
+}

@@ -77,7 +77,8 @@ type SearchResult struct {
 // Search finds the nodes whose line (as Render prints it, property lines
 // included) matches m, ranked: an exact accessible name first, then a name
 // that contains the match, then the rest; interactive elements before
-// others of the same rank; then document order. A match inside another
+// others of the same rank; then document order; matches of a role and
+// name already listed twice after all the others. A match inside another
 // match of the same or better rank is left out (the outer one shows it).
 func Search(t *Tree, m Matcher, o SearchOptions) SearchResult {
 	max := o.Max
@@ -124,13 +125,37 @@ func Search(t *Tree, m Matcher, o SearchOptions) SearchResult {
 		}
 		kept = append(kept, m)
 	}
-	all = kept
+	all = demoteRepeats(kept)
 	res := SearchResult{Total: len(all)}
 	if len(all) > max {
 		all = all[:max]
 	}
 	res.Matches = all
 	return res
+}
+
+// maxRepeats is how many matches of one role and name keep their rank.
+const maxRepeats = 2
+
+// demoteRepeats moves the matches beyond the first maxRepeats of each
+// role and name (a status cell "Overdue" in every row) after the others,
+// in order: a page's one button whose name holds the words is listed, not
+// pushed out by forty equal cells.
+func demoteRepeats(all []Match) []Match {
+	seen := map[string]int{}
+	var first, rest []Match
+	for _, m := range all {
+		key := m.Node.Role + "\x00" + strings.ToLower(m.Node.Name)
+		if m.Node.Kind == KindText {
+			key = "\x00text\x00" + strings.ToLower(strings.TrimSpace(m.Node.Text))
+		}
+		if seen[key]++; seen[key] > maxRepeats {
+			rest = append(rest, m)
+			continue
+		}
+		first = append(first, m)
+	}
+	return append(first, rest...)
 }
 
 func rankNode(n *Node, m Matcher) (int, bool) {

@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,5 +114,34 @@ func TestSearchDropsLabelsAndRepeats(t *testing.T) {
 - spinbutton "Minimum price" [ref=e4]`
 	if out != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestSearchDemotesEqualMatches: forty status cells named "Overdue" rank
+// above the button "Show overdue only" (an exact name), but after two of
+// them the button is listed, and the cells still count in Total.
+func TestSearchDemotesEqualMatches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("- main [ref=e1]:\n  - button \"Show all\" [ref=e2]\n  - table [ref=e3]:\n")
+	ref := 10
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "    - row \"INV-%d Overdue\" [ref=e%d]:\n      - cell \"INV-%d\" [ref=e%d]\n      - cell \"Overdue\" [ref=e%d]\n", i, ref, i, ref+1, ref+2)
+		ref += 3
+	}
+	b.WriteString("  - button \"Show overdue only\" [ref=e4]\n")
+	tree, err := Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Search(tree, TextMatcher("overdue"), SearchOptions{Max: 5})
+	var refs []string
+	for _, m := range res.Matches {
+		refs = append(refs, m.Node.Ref)
+	}
+	if !slices.Contains(refs, "e4") {
+		t.Errorf("the button is not among the first 5 matches: %v", refs)
+	}
+	if res.Total < 41 {
+		t.Errorf("Total = %d, want every match counted", res.Total)
 	}
 }

@@ -17,15 +17,18 @@ const (
 	// inlineBudget bounds a whole-page snapshot inlined by --snapshot-mode
 	// inline (navigate, or an action that replaced the page).
 	inlineBudget = 40000
-	// outlineBudget bounds the outline of a large page after
-	// browser_navigate (--snapshot-mode outline): well under what an agent
-	// on upstream reads to locate one element (a ~400-character navigate
-	// response and a browser_find, 1.4k–4k characters in all).
-	outlineBudget = 900
-	// actionOutlineBudget bounds the outline after an action that moved to
-	// another page: the agent learns where it landed (title, regions, h1,
-	// fields) for about what upstream's click response costs.
-	actionOutlineBudget = 500
+	// landmarksBudget bounds the one-line outline of a large page after
+	// browser_navigate (--snapshot-mode outline): its regions and their
+	// refs, so that navigating costs about what upstream's ~400-character
+	// answer (a link to a file) costs, and the agent's next call (a
+	// browser_find, a region snapshot, outline=true) reads what it needs.
+	landmarksBudget = 200
+	// actionLandmarksBudget bounds it after an action that moved to
+	// another page: the Page section already says where the agent landed.
+	actionLandmarksBudget = 120
+	// outlineBudget bounds browser_snapshot's outline=true: regions with
+	// their counts, headings, fields and buttons by priority.
+	outlineBudget = 1500
 	// smallPage is the largest snapshot outline mode inlines whole: up to
 	// here the whole page costs no more than an outline plus the
 	// browser_find an agent would need next, and saves that call.
@@ -187,16 +190,24 @@ func (c *tabCall) setFull(text string) {
 		c.resp.SetSnapshot(fmt.Sprintf("- Back on a page seen before (%d chars; its refs are new): browser_find text=… or browser_snapshot", size))
 		return
 	}
-	budget := outlineBudget
+	budget := landmarksBudget
 	if c.snapshot == snapDiff {
-		budget = actionOutlineBudget
+		budget = actionLandmarksBudget
 	}
-	c.resp.SetSnapshot(fmt.Sprintf("- Outline of a %d-char page:\n%s\n%s", size, fence("yaml", snapshot.Outline(tree, snapshot.OutlineOptions{Budget: budget})), morePointer))
+	regions := snapshot.Landmarks(tree, budget)
+	if regions == "" {
+		regions = "no landmark regions"
+	}
+	out := fmt.Sprintf("- Outline (%d chars): %s", size, regions)
+	if !c.tab.Told("outline more") {
+		out += "\n" + morePointer
+	}
+	c.resp.SetSnapshot(out)
 }
 
-// morePointer tells an agent reading an outline how to get more, cheapest
-// first.
-const morePointer = "- More: browser_find text=…; browser_snapshot target=<region ref>, query=…, interactive=true or maxChars=N; browser_snapshot for all"
+// morePointer tells an agent reading its first outline in a tab how to get
+// more, cheapest first (the tools' descriptions say it too).
+const morePointer = "- More: browser_find text=…; browser_snapshot target=<ref>, outline=true or all"
 
 func (c *tabCall) setFullInline(text string) {
 	cut, _ := snapshot.Truncate(text, inlineBudget)

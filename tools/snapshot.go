@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
@@ -18,11 +19,12 @@ func snapshotDef() Tool {
 	var s map[string]any
 	_ = json.Unmarshal(def.RawInputSchema, &s)
 	props := s["properties"].(map[string]any)
-	props["mode"] = map[string]any{"type": "string", "enum": []string{"ai", "aria", "role"}, "description": "ai (default): refs e1; aria: accessibility tree, refs ax1; role: role tree, refs r1"}
+	props["mode"] = map[string]any{"type": "string", "enum": []string{"ai", "aria", "role"}, "description": "ai (default, refs e1), aria (ax1) or role (r1) tree"}
 	props["interactive"] = map[string]any{"type": "boolean", "description": "Only interactive elements"}
 	props["compact"] = map[string]any{"type": "boolean", "description": "Drop unnamed structural nodes"}
 	props["maxChars"] = map[string]any{"type": "number", "description": "Truncate at this many characters"}
-	props["query"] = map[string]any{"type": "string", "description": "Keep lines with all these words, and their ancestors"}
+	props["query"] = map[string]any{"type": "string", "description": "Keep lines with all these words, and ancestors"}
+	props["outline"] = map[string]any{"type": "boolean", "description": "Outline: regions, headings, fields"}
 	def.RawInputSchema, _ = json.Marshal(s)
 	return Tool{Def: def}
 }
@@ -51,6 +53,9 @@ func snapshotCall(c *tabCall) error {
 		return fmt.Errorf("maxChars must be at least 1")
 	}
 	mode := a.String("mode", "ai")
+	if a.Bool("outline", false) && (mode != "ai" || a.Has("query") || a.Has("interactive") || a.Has("compact") || a.Has("maxChars") || a.Has("filename")) {
+		return fmt.Errorf("outline takes no mode, query, interactive, compact, maxChars or filename: pass outline=true alone (with target for one region)")
+	}
 	extras := mode != "ai" || a.Has("interactive") || a.Has("compact") || a.Has("query") || a.Has("maxChars")
 
 	var tree *snapshot.Tree
@@ -76,6 +81,14 @@ func snapshotCall(c *tabCall) error {
 		}
 		if err != nil {
 			return err
+		}
+		if a.Bool("outline", false) {
+			t, err := snapshot.Parse(text)
+			if err != nil {
+				return err
+			}
+			c.resp.SetSnapshot(fmt.Sprintf("- Outline of a %d-char snapshot:\n%s", utf8.RuneCountInString(text), fence("yaml", snapshot.Outline(t, snapshot.OutlineOptions{Budget: outlineBudget}))))
+			return nil
 		}
 		if extras {
 			if tree, err = snapshot.Parse(text); err != nil {

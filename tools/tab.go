@@ -168,7 +168,8 @@ func (c *tabCall) addModal() bool {
 
 func pageLines(ctx context.Context, t *page.Tab) []string {
 	lines := []string{"- Page URL: " + t.URL()}
-	if title, ok := t.Title(ctx); ok {
+	// An empty title is left out, as upstream does.
+	if title, ok := t.Title(ctx); ok && title != "" {
 		lines = append(lines, "- Page Title: "+title)
 	}
 	if t.Crashed() {

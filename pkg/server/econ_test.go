@@ -53,8 +53,8 @@ func TestDiffBaseLost(t *testing.T) {
 func TestNavigateBackSeenPage(t *testing.T) {
 	c, _ := inProcess(t)
 	base := benchPages(t)
-	must(t, c, "browser_navigate", map[string]any{"url": base + "/news.html"}, "Outline of a")
-	must(t, c, "browser_navigate", map[string]any{"url": base + "/docs.html"}, "Outline of a")
+	must(t, c, "browser_navigate", map[string]any{"url": base + "/news.html"}, "- Outline (")
+	must(t, c, "browser_navigate", map[string]any{"url": base + "/docs.html"}, "- Outline (")
 	out := must(t, c, "browser_navigate_back", nil, "- Page URL: "+base+"/news.html", "Back on a page seen before", "browser_find")
 	if strings.Contains(out, "Outline of") || len(out) > 500 {
 		t.Fatalf("navigate_back to a page seen gave %d chars, with its outline again:\n%s", len(out), out)

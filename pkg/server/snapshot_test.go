@@ -156,7 +156,7 @@ func TestSnapshotContent(t *testing.T) {
 		}
 		// The 56k-character paragraph makes the page large: navigate
 		// answers with an outline; query finds what lies beyond it.
-		if !strings.Contains(nav, "Outline of a") || len(nav) > 2500 {
+		if !strings.Contains(nav, "- Outline (") || len(nav) > 2500 {
 			t.Errorf("navigate response is not a short outline: %d chars:\n%.3000s", len(nav), nav)
 		}
 		d := snapshotBody(t, c.MustCall(t, "browser_snapshot", map[string]any{"query": "close dialog"}))

@@ -68,22 +68,48 @@ func TestNavigationEconomy(t *testing.T) {
 		if len(full) < 20000 {
 			t.Fatalf("news snapshot is only %d chars: the fixture is not long", len(full))
 		}
-		if n := len([]rune(snap)); n > 2000 {
-			t.Errorf("navigate's Snapshot section is %d chars, want ≤ 2000:\n%s", n, snap)
+		// Navigating costs about what upstream's answer (a file link)
+		// costs: the regions with their refs, and the ways to see more.
+		if n := len([]rune(snap)); n > 350 {
+			t.Errorf("navigate's Snapshot section is %d chars, want ≤ 350:\n%s", n, snap)
 		}
-		for _, want := range []string{"Outline of a", `heading "Tram line vote splits riverside neighbours" [level=1]`, `navigation "Sections"`, "links", `textbox "Email address"`, "browser_find", "target=<region ref>"} {
+		for _, want := range []string{"- Outline (", "banner [ref=", "main [ref=", "contentinfo [ref=", "browser_find", "target=<ref>", "outline=true"} {
 			if !strings.Contains(snap, want) {
 				t.Errorf("outline lacks %q:\n%s", want, snap)
 			}
 		}
-		// The outline's refs are the page's: act on the email field.
-		must(t, c, "browser_type", map[string]any{"target": lineRef(t, snap, `textbox "Email address"`), "text": "ada@example.com", "submit": true}, "Thanks, check your inbox")
-		// A region ref gives just that region (upstream's target argument).
-		nref := lineRef(t, snap, `navigation "Sections"`)
+		// A region ref of the outline gives just that region.
+		m := regexp.MustCompile(`\bmain \[ref=(\w+)\]`).FindStringSubmatch(snap)
+		if m == nil {
+			t.Fatalf("no main region in the outline:\n%s", snap)
+		}
+		mref := m[1]
+		if main := snapshotBody(t, c.MustCall(t, "browser_snapshot", map[string]any{"target": mref})); !strings.HasPrefix(main, "- main") || strings.Contains(main, `navigation "Sections"`) {
+			t.Errorf("region snapshot of %s:\n%.600s", mref, main)
+		}
+		// outline=true: regions with their counts, the h1, fields.
+		out := must(t, c, "browser_snapshot", map[string]any{"outline": true}, "Outline of a")
+		if n := len([]rune(section(out, "Snapshot"))); n > 1700 {
+			t.Errorf("outline=true is %d chars, want ≤ 1700:\n%s", n, out)
+		}
+		for _, want := range []string{`heading "Tram line vote splits riverside neighbours" [level=1]`, `navigation "Sections"`, "links", `textbox "Email address"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("outline=true lacks %q:\n%s", want, out)
+			}
+		}
+		// Its refs are the page's: act on the email field.
+		must(t, c, "browser_type", map[string]any{"target": lineRef(t, out, `textbox "Email address"`), "text": "ada@example.com", "submit": true}, "Thanks, check your inbox")
+		nref := lineRef(t, out, `navigation "Sections"`)
 		region := snapshotBody(t, c.MustCall(t, "browser_snapshot", map[string]any{"target": nref}))
 		if !strings.HasPrefix(region, `- navigation "Sections"`) || strings.Contains(region, "Tram line vote") || !strings.Contains(region, `link "Climate Podcasts"`) {
 			t.Errorf("region snapshot of %s:\n%.600s", nref, region)
 		}
+		// The hint is given once per tab; the next outline is the line alone.
+		again := section(must(t, c, "browser_navigate", map[string]any{"url": base + "/docs.html"}, "- Outline ("), "Snapshot")
+		if strings.Contains(again, "browser_find") {
+			t.Errorf("the second outline repeats the hint:\n%s", again)
+		}
+		fails(t, c, "browser_snapshot", map[string]any{"outline": true, "query": "x"}, "outline takes no")
 	})
 
 	t.Run("small page: whole snapshot", func(t *testing.T) {
@@ -103,7 +129,7 @@ func TestNavigationEconomy(t *testing.T) {
 		if !strings.Contains(nav, `— in main > region "More from City"`) {
 			t.Errorf("match lacks its context:\n%s", nav)
 		}
-		out := must(t, c, "browser_click", map[string]any{"target": ref}, "- Page Title: How a City Learned to Cross Its River", "Outline of a")
+		out := must(t, c, "browser_click", map[string]any{"target": ref}, "- Page Title: How a City Learned to Cross Its River", "- Outline (")
 		if n := len([]rune(section(out, "Snapshot"))); n > 2000 {
 			t.Errorf("click that navigated carried %d chars of snapshot", n)
 		}
@@ -179,7 +205,7 @@ func TestNavigationEconomy(t *testing.T) {
 		must(t, c, "browser_snapshot", map[string]any{"query": "zebra crossing"}, `Nothing in the ai snapshot matches all of "zebra crossing"`, "fewer words")
 		// A region ref from a page that is gone.
 		nav := c.MustCall(t, "browser_navigate", map[string]any{"url": base + "/news.html"})
-		old := lineRef(t, section(nav, "Snapshot"), `navigation "Sections"`)
+		old := lineRef(t, section(nav, "Snapshot"), "banner [ref=")
 		c.MustCall(t, "browser_navigate", map[string]any{"url": base + "/shop.html"})
 		fails(t, c, "browser_snapshot", map[string]any{"target": old}, "new snapshot")
 	})

@@ -10,6 +10,7 @@ type seen struct {
 	aliasDoc int               // docNav the aliases belong to
 	page     []string          // the Page section last sent
 	urls     map[string]bool   // URLs of documents whose page the agent was shown
+	told     map[string]bool   // hints the tab's answers already gave
 }
 
 // DocSeq identifies the tab's current document: it changes with every
@@ -92,5 +93,19 @@ func (t *Tab) SeenURL(url string) bool {
 	}
 	was := t.seen.urls[url]
 	t.seen.urls[url] = true
+	return was
+}
+
+// Told reports whether the hint named key was already given in an answer
+// about this tab, and records that it now is: a hint (how to see more of a
+// large page) is worth its characters once, not on every page.
+func (t *Tab) Told(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.seen.told == nil {
+		t.seen.told = map[string]bool{}
+	}
+	was := t.seen.told[key]
+	t.seen.told[key] = true
 	return was
 }
