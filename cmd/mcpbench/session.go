@@ -231,13 +231,18 @@ func (b *bench) session(ctx context.Context, p *proc, res *results) {
 }
 
 // openPage navigates and returns what the agent sees of the page: the
-// navigate response, or a snapshot if that has no refs.
-func (b *bench) openPage(ctx context.Context, p *proc, path string) (string, error) {
+// navigate response, or a snapshot if that lacks the ref of an element
+// the agent will act on (want: role, name, role, name…).
+func (b *bench) openPage(ctx context.Context, p *proc, path string, want ...string) (string, error) {
 	r, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url(path)}, b.cfg.callTimeout)
 	if err != nil {
 		return "", err
 	}
-	if strings.Contains(r.Observed(), "[ref=") {
+	has := strings.Contains(r.Observed(), "[ref=")
+	for i := 0; i+1 < len(want) && has; i += 2 {
+		has = refFor(r.Observed(), want[i], want[i+1]) != ""
+	}
+	if has {
 		return r.Observed(), nil
 	}
 	r, err = p.call(ctx, "browser_snapshot", map[string]any{}, b.cfg.callTimeout)
@@ -246,7 +251,7 @@ func (b *bench) openPage(ctx context.Context, p *proc, path string) (string, err
 
 func (b *bench) formSession(ctx context.Context, p *proc, res *results) {
 	to := b.cfg.callTimeout
-	snap, err := b.openPage(ctx, p, "/form.html")
+	snap, err := b.openPage(ctx, p, "/form.html", "button", "Add guest", "textbox", "Full name", "button", "Next")
 	if err != nil {
 		for _, k := range []string{"click (form)", "type (form)", "act-and-observe form"} {
 			res.fail(k, fmt.Errorf("open form: %w", err))
@@ -289,7 +294,7 @@ func (b *bench) formSession(ctx context.Context, p *proc, res *results) {
 }
 
 func (b *bench) spaSession(ctx context.Context, p *proc, res *results) {
-	snap, err := b.openPage(ctx, p, "/spa.html")
+	snap, err := b.openPage(ctx, p, "/spa.html", "button", "Load orders")
 	if err != nil {
 		res.fail("act-and-observe spa", fmt.Errorf("open spa: %w", err))
 		return
