@@ -80,8 +80,8 @@ func TestCancelStdio(t *testing.T) {
 // with notifications/cancelled on a second POST: the first POST's stream
 // ends without a response for its id, and the session's next call works.
 func TestCancelHTTP(t *testing.T) {
-	mcptest.Chromium(t)
-	h := mcptest.StartHTTPBinary(t, mcptest.Binary(t), mcptest.HTTPOptions{Args: httpArgs()})
+	browserEnv(t)
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs()})
 	c := h.Connect(t, mcptest.ConnectOptions{})
 	c.MustCall(t, "browser_evaluate", map[string]any{"function": "() => 1"}) // the browser is up
 
