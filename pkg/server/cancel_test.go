@@ -24,11 +24,9 @@ var waitNever = map[string]any{"text": "this text never appears"}
 // server sends no response for its id, later calls work at once, and
 // cancelling an unknown or finished id is ignored.
 func TestCancelStdio(t *testing.T) {
-	mcptest.Chromium(t)
-	env, tmp := serverEnv(t)
-	r := mcptest.StartRaw(t, mcptest.Binary(t), mcptest.Options{
-		Args: []string{"--no-download", "--log-level", "debug", "--output-dir", filepath.Join(tmp, "out")},
-		Env:  env,
+	browserEnv(t)
+	r := mcptest.StartRawInProcess(t, mcptest.Options{
+		Args: []string{"--no-download", "--log-level", "debug", "--output-dir", filepath.Join(t.TempDir(), "out")},
 	})
 	call := func(id any, name string, args map[string]any, meta map[string]any) {
 		params := map[string]any{"name": name, "arguments": args}
