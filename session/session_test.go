@@ -29,7 +29,22 @@ func chromium(t testing.TB) string {
 	return ""
 }
 
+// newSession is a session that launches a browser of its own: for tests of
+// the launch, the browser's processes and profile, or its loss.
 func newSession(t *testing.T) *session.Session {
+	t.Helper()
+	return startSession(t, nil)
+}
+
+// newContextSession is a session whose generations are fresh contexts in
+// the test binary's shared browser (mcptest.SharedBrowser): for tests of
+// what a page does, where a launch of its own would only cost time.
+func newContextSession(t *testing.T) *session.Session {
+	t.Helper()
+	return startSession(t, mcptest.SharedBrowser(t))
+}
+
+func startSession(t *testing.T, shared *session.SharedBrowser) *session.Session {
 	t.Helper()
 	bin := cloakbrowser.BinaryInfo{BinaryPath: chromium(t), Engine: cloakbrowser.EngineChromium, Source: cloakbrowser.SourceSystem}
 	cfg := session.Config{
@@ -37,6 +52,7 @@ func newSession(t *testing.T) *session.Session {
 		Headless:      true,
 		NoSandbox:     true,
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
+		Shared:        shared,
 	}
 	s := session.New(t.Name(), mcptest.SharedDriver(t), cfg)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })

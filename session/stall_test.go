@@ -19,7 +19,7 @@ import (
 // navigates normally.
 func TestHostilePagesAnswerWithSentinels(t *testing.T) {
 	h := mcptest.HostilePages(t)
-	s := newSession(t)
+	s := newContextSession(t)
 	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
 		tab, err := g.CurrentTab(ctx)
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 // :hover menu — a new snapshot is taken and shows it.
 func TestWatchNeverHidesAChange(t *testing.T) {
 	url := mcptest.ChangesPage(t)
-	s := newSession(t)
+	s := newContextSession(t)
 	cases := []struct {
 		name   string
 		button string // clicked; "hover" hovers the menu

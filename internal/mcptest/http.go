@@ -23,6 +23,7 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // HTTPOptions configure a test server serving Streamable HTTP. The helpers
@@ -35,6 +36,12 @@ type HTTPOptions struct {
 	Env []string
 	// Config is used by StartHTTP instead of parsing Args.
 	Config *config.Config
+	// OwnBrowser makes a StartHTTP server launch its sessions' browsers as
+	// --http-isolation says even when they could be contexts in the test
+	// binary's shared browser (SharedBrowser; server.Options.Browser): for
+	// tests of the launch path, of a session's browser processes, or that
+	// kill or crash a browser.
+	OwnBrowser bool
 }
 
 // HTTPServer is a server serving Streamable HTTP for a test. It is stopped,
@@ -66,10 +73,17 @@ func (h *HTTPServer) Stop() error {
 	return h.stopErr
 }
 
-// StartHTTP runs the server in this process over Streamable HTTP.
+// StartHTTP runs the server in this process over Streamable HTTP, on the
+// test binary's shared Playwright driver and, where the server's settings
+// allow (server.Options.Browser), with its sessions as fresh contexts of
+// the shared browser (SharedBrowser; see HTTPOptions.OwnBrowser).
 func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	t.Helper()
 	drv := SharedDriver(t)
+	var shared *session.SharedBrowser
+	if !o.OwnBrowser {
+		shared = SharedBrowser(t)
+	}
 	var cfg config.Config
 	if o.Config != nil {
 		cfg = *o.Config
@@ -83,7 +97,7 @@ func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	cfg.Transport = config.TransportHTTP
 	cfg.HTTP.Port = 0
 	stderr := &SyncBuffer{}
-	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true, Driver: drv})
+	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true, Driver: drv, Browser: shared})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

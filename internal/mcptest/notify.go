@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // Notifications records what a server sends a client unasked: log
@@ -159,6 +163,59 @@ func StartRaw(t testing.TB, bin string, o Options) *Raw {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
+	r.start(t, in, out, func() error {
+		_ = in.Close()
+		return cmd.Wait()
+	})
+	return r
+}
+
+// StartRawInProcess is StartRaw for a server in this process, served over
+// pipes through the same stdio code path as the binary, on the test
+// binary's shared driver and, as StartInProcess, its shared browser unless
+// o.OwnBrowser. o.Config, if set, is used instead of parsing o.Args; o.Env
+// and o.Dir are not used.
+func StartRawInProcess(t testing.TB, o Options) *Raw {
+	t.Helper()
+	drv := SharedDriver(t)
+	var shared *session.SharedBrowser
+	if !o.OwnBrowser {
+		shared = SharedBrowser(t)
+	}
+	var cfg config.Config
+	if o.Config != nil {
+		cfg = *o.Config
+	} else {
+		var err error
+		if cfg, _, err = config.Load(o.Args, os.Getenv, nil); err != nil {
+			t.Fatalf("config: %v", err)
+		}
+	}
+	r := &Raw{Stderr: &SyncBuffer{}, lines: make(chan map[string]any, 1024)}
+	s, err := server.New(cfg, server.Options{Log: r.Stderr, Driver: drv, Browser: shared})
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	cin, sout := io.Pipe()
+	sin, cout := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeStdio(ctx, sin, sout) }()
+	r.start(t, cout, cin, func() error {
+		_ = cout.Close() // EOF on the server's stdin, as the binary gets
+		cancel()
+		err := <-served
+		_ = sout.Close()
+		_ = cin.Close()
+		return errors.Join(err, s.Close())
+	})
+	return r
+}
+
+// start reads the server's messages from out, stops the server with stop
+// when t ends, and initializes it through in.
+func (r *Raw) start(t testing.TB, in io.WriteCloser, out io.Reader, stop func() error) {
+	t.Helper()
 	r.in = in
 	go func() {
 		defer close(r.lines)
@@ -172,8 +229,9 @@ func StartRaw(t testing.TB, bin string, o Options) *Raw {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = in.Close()
-		_ = cmd.Wait()
+		if err := stop(); err != nil {
+			t.Logf("stop server: %v", err)
+		}
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", Tail(r.Stderr.String(), 8000))
 		}
@@ -184,7 +242,6 @@ func StartRaw(t testing.TB, bin string, o Options) *Raw {
 	}})
 	r.Next(t, 30*time.Second, "initialize response", func(m map[string]any) bool { return m["id"] == "init" })
 	r.Send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	return r
 }
 
 // Send writes one message.

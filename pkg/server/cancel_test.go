@@ -24,11 +24,9 @@ var waitNever = map[string]any{"text": "this text never appears"}
 // server sends no response for its id, later calls work at once, and
 // cancelling an unknown or finished id is ignored.
 func TestCancelStdio(t *testing.T) {
-	mcptest.Chromium(t)
-	env, tmp := serverEnv(t)
-	r := mcptest.StartRaw(t, mcptest.Binary(t), mcptest.Options{
-		Args: []string{"--no-download", "--log-level", "debug", "--output-dir", filepath.Join(tmp, "out")},
-		Env:  env,
+	browserEnv(t)
+	r := mcptest.StartRawInProcess(t, mcptest.Options{
+		Args: []string{"--no-download", "--log-level", "debug", "--output-dir", filepath.Join(t.TempDir(), "out")},
 	})
 	call := func(id any, name string, args map[string]any, meta map[string]any) {
 		params := map[string]any{"name": name, "arguments": args}
@@ -80,8 +78,8 @@ func TestCancelStdio(t *testing.T) {
 // with notifications/cancelled on a second POST: the first POST's stream
 // ends without a response for its id, and the session's next call works.
 func TestCancelHTTP(t *testing.T) {
-	mcptest.Chromium(t)
-	h := mcptest.StartHTTPBinary(t, mcptest.Binary(t), mcptest.HTTPOptions{Args: httpArgs()})
+	browserEnv(t)
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs()})
 	c := h.Connect(t, mcptest.ConnectOptions{})
 	c.MustCall(t, "browser_evaluate", map[string]any{"function": "() => 1"}) // the browser is up
 

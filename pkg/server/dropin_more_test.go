@@ -81,8 +81,7 @@ func TestDropinIdleTimeout(t *testing.T) {
 func TestDropinOutputMaxSize(t *testing.T) {
 	const limit = 30000 // a screenshot of lab.html is ~12 kB: two fit
 	srv := pages(t)
-	c, dir, _ := startIn(t, "--output-max-size", fmt.Sprint(limit))
-	out := filepath.Join(dir, "out")
+	c, out := inProcess(t, "--output-max-size", fmt.Sprint(limit))
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
 	var names []string
 	sizes := map[string]int64{}
@@ -154,10 +153,10 @@ func TestDropinSaveSession(t *testing.T) {
 	if err := os.WriteFile(secrets, []byte("TOKEN=sekrit-4711\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, dir, _ := startIn(t, "--save-session", "--secrets", secrets)
+	c, out := inProcess(t, "--save-session", "--secrets", secrets)
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html?k=sekrit-4711"}, "Page URL:")
 	must(t, c, "browser_evaluate", map[string]any{"function": "() => 'answer-' + 42"}, "answer-42")
-	logs, _ := filepath.Glob(filepath.Join(dir, "out", "session-*.md"))
+	logs, _ := filepath.Glob(filepath.Join(out, "session-*.md"))
 	if len(logs) != 1 {
 		t.Fatalf("want one session log, got %v", logs)
 	}

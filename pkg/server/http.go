@@ -43,17 +43,21 @@ const (
 // httpTransport is the Streamable HTTP transport of a Server: the listener's
 // HTTP server, the mcp-go handler, the policy middleware and the sessions.
 type httpTransport struct {
-	s       *Server
-	cfg     config.HTTP
-	reg     *session.Registry
-	shared  *session.SharedBrowser // nil in "browser" isolation
-	mcpHTTP *server.StreamableHTTPServer
-	policy  *httpguard.Policy
-	srv     *http.Server
-	addr    net.Addr
-	url     string
-	started time.Time
-	streams streams // open GET streams, one per session
+	s   *Server
+	cfg config.HTTP
+	reg *session.Registry
+	// shared is the browser whose contexts the sessions are: in "context"
+	// isolation one of the transport's own (ownShared), or Options.Browser
+	// when the sessions fit it (sharesBrowser); otherwise nil.
+	shared    *session.SharedBrowser
+	ownShared bool
+	mcpHTTP   *server.StreamableHTTPServer
+	policy    *httpguard.Policy
+	srv       *http.Server
+	addr      net.Addr
+	url       string
+	started   time.Time
+	streams   streams // open GET streams, one per session
 
 	// The fleet (http_fleet.go): nil unless --http-session-backend redis.
 	fleet *fleet.Registry
@@ -147,8 +151,8 @@ func (s *Server) Sessions() *session.Registry {
 	return nil
 }
 
-// SharedBrowser is the browser shared by HTTP sessions in "context"
-// isolation, or nil.
+// SharedBrowser is the browser whose contexts the HTTP sessions are (in
+// "context" isolation, or Options.Browser when they fit it), or nil.
 func (s *Server) SharedBrowser() *session.SharedBrowser {
 	if t := s.transport(); t != nil {
 		return t.shared
@@ -168,6 +172,20 @@ func portOf(a net.Addr) int {
 		return ta.Port
 	}
 	return 0
+}
+
+// sharesBrowser reports whether HTTP sessions configured with base open a
+// context in Options.Browser instead of a browser of their own (or of the
+// transport's own shared browser): they fit it, and none can publish a CDP
+// endpoint, which would reach every context in it.
+func (s *Server) sharesBrowser(base session.Config) bool {
+	b := s.opts.Browser
+	if b == nil || s.cfg.CDP.Enabled || s.cfg.CDP.PortRange != "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(s.life, time.Minute)
+	defer cancel()
+	return b.Fits(ctx, base)
 }
 
 // startHTTP builds the transport for ln and records it on the server.
@@ -204,9 +222,14 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 	t.seats = map[string]*seat{}
 
 	base := s.sessionConfig()
-	base.UserDataDir = ""                            // every HTTP session gets its own temporary profile
-	if cfg.Isolation == "context" && t.pool == nil { // pool sessions attach to remote browsers
-		t.shared = session.NewSharedBrowser(s.drv, base)
+	base.UserDataDir = "" // every HTTP session gets its own temporary profile
+	switch {
+	case t.pool != nil: // pool sessions attach to remote browsers
+	case s.sharesBrowser(base):
+		t.shared = s.opts.Browser
+		base.Shared = t.shared
+	case cfg.Isolation == "context":
+		t.shared, t.ownShared = session.NewSharedBrowser(s.drv, base), true
 		base.Shared = t.shared
 	}
 	t.reg = session.NewRegistry(session.RegistryOptions{
@@ -308,7 +331,7 @@ func (t *httpTransport) shutdown() error {
 			log.Warn().Err(err).Msg("fleet: could not delete this instance's records; they expire with its heartbeat")
 		}
 		fcancel()
-		if t.shared != nil {
+		if t.ownShared {
 			bctx, bcancel := context.WithTimeout(context.Background(), sessionCloseTimeout)
 			errs = append(errs, t.shared.Close(bctx))
 			bcancel()

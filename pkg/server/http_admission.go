@@ -27,7 +27,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 	case err != nil:
 		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
 		return
-	case wantCDP && t.shared != nil:
+	case wantCDP && t.shared != nil && t.cfg.Isolation == "context":
 		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
 			"CDP is not available with --http-isolation=context: a CDP endpoint on the shared browser would reach every session's pages")
 		return

@@ -153,7 +153,7 @@ func waitGone(t *testing.T, profile string, d time.Duration) {
 func TestHTTPBrowserIsolation(t *testing.T) {
 	browserEnv(t)
 	pages := statePages(t).URL
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs()})
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs(), OwnBrowser: true})
 	a := h.Connect(t, mcptest.ConnectOptions{})
 	b := h.Connect(t, mcptest.ConnectOptions{})
 	start := time.Now()
@@ -197,7 +197,7 @@ func TestHTTPBrowserIsolation(t *testing.T) {
 func TestHTTPIdleSessionExpires(t *testing.T) {
 	browserEnv(t)
 	pages := statePages(t).URL
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-session-idle-ttl-ms", "1000")})
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-session-idle-ttl-ms", "1000"), OwnBrowser: true})
 	c := h.Connect(t, mcptest.ConnectOptions{})
 	// Keep the session busy while its browser launches (longer than the TTL).
 	stop := make(chan struct{})
@@ -244,7 +244,7 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 func TestHTTPContextIsolation(t *testing.T) {
 	browserEnv(t)
 	pages := statePages(t).URL
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-isolation", "context")})
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-isolation", "context"), OwnBrowser: true})
 	a := h.Connect(t, mcptest.ConnectOptions{})
 	b := h.Connect(t, mcptest.ConnectOptions{})
 	start := time.Now()
@@ -287,6 +287,50 @@ func TestHTTPContextIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, profile, 0)
+}
+
+// TestHTTPSessionsInTheGivenBrowser: a server given a browser to share
+// (server.Options.Browser, as StartHTTP gives the test binary's) opens each
+// HTTP session as a fresh context in it, in either isolation: each session
+// keeps its own state, none launches a browser, and the browser outlives
+// the server. A server that can publish CDP endpoints does not share it.
+func TestHTTPSessionsInTheGivenBrowser(t *testing.T) {
+	browserEnv(t)
+	pages := statePages(t).URL
+	shared := mcptest.SharedBrowser(t)
+	for _, isolation := range []string{"browser", "context"} {
+		t.Run(isolation, func(t *testing.T) {
+			h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-isolation", isolation)})
+			a := h.Connect(t, mcptest.ConnectOptions{})
+			b := h.Connect(t, mcptest.ConnectOptions{})
+			checkIsolation(t, a, b, pages)
+			if got := h.Server.SharedBrowser(); got != shared {
+				t.Fatalf("the sessions' shared browser is %p, want the given one %p", got, shared)
+			}
+			for _, c := range []*mcptest.HTTPClient{a, b} {
+				if g := currentGeneration(t, h, c.SessionID); g.ProfileDir != "" {
+					t.Fatalf("a session launched a browser of its own (profile %q)", g.ProfileDir)
+				}
+			}
+			profile := shared.ProfileDir()
+			if profile == "" || len(shared.PIDs()) == 0 {
+				t.Fatalf("the given browser is not running (profile %q)", profile)
+			}
+			if err := h.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if shared.ProfileDir() != profile || len(shared.PIDs()) == 0 {
+				t.Fatalf("the server's shutdown closed the given browser (profile %q → %q)", profile, shared.ProfileDir())
+			}
+		})
+	}
+	t.Run("CDP", func(t *testing.T) {
+		portRange, _ := freePorts(t, 2)
+		h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--cdp-port-range", portRange)})
+		if got := h.Server.SharedBrowser(); got != nil {
+			t.Fatalf("a server that publishes CDP endpoints shares browser %p: one session's endpoint would reach the others' pages", got)
+		}
+	})
 }
 
 // TestHTTPBinary runs the real binary over HTTP with a token from the

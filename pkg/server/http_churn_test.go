@@ -163,7 +163,7 @@ func TestHTTPSessionChurnWithBrowsers(t *testing.T) {
 	}
 	tmp := browserEnv(t)
 	page := pages(t).URL + "/lab.html"
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--log-level", "warn", "--http-isolation", "context", "--http-session-max", "32")})
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--log-level", "warn", "--http-isolation", "context", "--http-session-max", "32"), OwnBrowser: true})
 	reg := h.Server.Sessions()
 
 	// Warm up: the driver and the shared browser start on first use and
@@ -221,7 +221,7 @@ func TestHTTPSessionChurnWithBrowsersIsolated(t *testing.T) {
 	}
 	tmp := browserEnv(t)
 	page := pages(t).URL + "/lab.html"
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--log-level", "warn", "--http-isolation", "browser")})
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--log-level", "warn", "--http-isolation", "browser"), OwnBrowser: true})
 	reg := h.Server.Sessions()
 
 	start := time.Now()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,15 +42,8 @@ func logWith(text string) func(mcp.JSONRPCNotification) bool {
 // log notifications filtered by the client's level, setLevel's bad input,
 // and progress notifications only for a call that asks for them.
 func TestMCPLoggingAndProgress(t *testing.T) {
-	t.Parallel() // its own server process, no process-wide state
-	mcptest.Chromium(t)
 	srv := consolePage(t)
-	env, tmp := serverEnv(t)
-	c := mcptest.StartBinary(t, mcptest.Binary(t), mcptest.Options{
-		Args:            []string{"--no-download", "--output-dir", filepath.Join(tmp, "out")},
-		Env:             env,
-		ProtocolVersion: mcp.ProtocolVersion20251125,
-	})
+	c, _ := startInProcess(t, mcptest.Options{ProtocolVersion: mcp.ProtocolVersion20251125})
 	if c.Init.Capabilities.Logging == nil {
 		t.Fatalf("initialize: no logging capability: %+v", c.Init.Capabilities)
 	}

@@ -282,15 +282,7 @@ func TestResourcesPerSessionHTTP(t *testing.T) {
 // to their files; a screenshot without a filename (its image is inline)
 // is not one.
 func TestResourcesStdio(t *testing.T) {
-	t.Parallel() // its own server process, no process-wide state
-	mcptest.Chromium(t)
-	env, tmp := serverEnv(t)
-	out := filepath.Join(tmp, "out")
-	c := mcptest.StartBinary(t, mcptest.Binary(t), mcptest.Options{
-		Args:            []string{"--no-download", "--output-dir", out, "--caps", "pdf,downloads"},
-		Env:             env,
-		ProtocolVersion: mcp.ProtocolVersion20251125,
-	})
+	c, out := startInProcess(t, mcptest.Options{ProtocolVersion: mcp.ProtocolVersion20251125}, "--caps", "pdf,downloads")
 	if caps := c.Init.Capabilities.Resources; caps == nil || !caps.ListChanged {
 		t.Fatalf("initialize: resources capability %+v", caps)
 	}

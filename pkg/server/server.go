@@ -46,8 +46,12 @@ type Options struct {
 	// browser process. The stdio session opens a fresh context in it, as an
 	// HTTP session does in "context" isolation, when its launch settings are
 	// the browser's (session.SharedBrowser.Fits) and no CDP endpoint is
-	// published; otherwise it launches its own. The server leaves it
-	// running on Close. If nil, the stdio session launches its own browser.
+	// published; otherwise it launches its own. HTTP sessions, in either
+	// isolation, open their contexts in it under the same rule when the
+	// server cannot publish CDP endpoints (no --cdp-enabled, no
+	// --cdp-port-range) and uses no browser pool; otherwise they launch as
+	// --http-isolation says. The server leaves it running on Close. If nil,
+	// each session launches its own browser (HTTP: as --http-isolation says).
 	Browser *session.SharedBrowser
 }
 
