@@ -42,6 +42,10 @@ type HTTPOptions struct {
 	// tests of the launch path, of a session's browser processes, or that
 	// kill or crash a browser.
 	OwnBrowser bool
+	// KeepIsolation leaves server.Options.HTTPInBrowser off, as an embedder
+	// that gives a browser does by default: in "browser" isolation every
+	// session then launches its own.
+	KeepIsolation bool
 }
 
 // HTTPServer is a server serving Streamable HTTP for a test. It is stopped,
@@ -97,7 +101,7 @@ func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	cfg.Transport = config.TransportHTTP
 	cfg.HTTP.Port = 0
 	stderr := &SyncBuffer{}
-	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true, Driver: drv, Browser: shared})
+	s, err := server.New(cfg, server.Options{Log: stderr, NoPrewarm: true, Driver: drv, Browser: shared, HTTPInBrowser: !o.KeepIsolation})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

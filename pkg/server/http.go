@@ -176,11 +176,12 @@ func portOf(a net.Addr) int {
 
 // sharesBrowser reports whether HTTP sessions configured with base open a
 // context in Options.Browser instead of a browser of their own (or of the
-// transport's own shared browser): they fit it, and none can publish a CDP
+// transport's own shared browser): the isolation allows it ("context", or
+// Options.HTTPInBrowser), they fit it, and none can publish a CDP
 // endpoint, which would reach every context in it.
 func (s *Server) sharesBrowser(base session.Config) bool {
 	b := s.opts.Browser
-	if b == nil || s.cfg.CDP.Enabled || s.cfg.CDP.PortRange != "" {
+	if b == nil || s.cfg.CDP.Enabled || s.cfg.CDP.PortRange != "" || (s.cfg.HTTP.Isolation != "context" && !s.opts.HTTPInBrowser) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(s.life, time.Minute)

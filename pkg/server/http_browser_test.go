@@ -291,7 +291,8 @@ func TestHTTPContextIsolation(t *testing.T) {
 
 // TestHTTPSessionsInTheGivenBrowser: a server given a browser to share
 // (server.Options.Browser, as StartHTTP gives the test binary's) opens each
-// HTTP session as a fresh context in it, in either isolation: each session
+// HTTP session as a fresh context in it, in either isolation (in "browser"
+// isolation only with Options.HTTPInBrowser, as StartHTTP sets): each session
 // keeps its own state, none launches a browser, and the browser outlives
 // the server. A server that can publish CDP endpoints does not share it.
 func TestHTTPSessionsInTheGivenBrowser(t *testing.T) {
@@ -324,6 +325,18 @@ func TestHTTPSessionsInTheGivenBrowser(t *testing.T) {
 			}
 		})
 	}
+	t.Run("browser isolation kept for an embedder", func(t *testing.T) {
+		// Without Options.HTTPInBrowser, "browser" isolation (the
+		// default) keeps a browser process per session.
+		h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs(), KeepIsolation: true})
+		if got := h.Server.SharedBrowser(); got != nil {
+			t.Fatalf("browser isolation shares browser %p without HTTPInBrowser", got)
+		}
+		h = mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--http-isolation", "context"), KeepIsolation: true})
+		if got := h.Server.SharedBrowser(); got != shared {
+			t.Fatalf("context isolation's shared browser is %p, want the given one %p", got, shared)
+		}
+	})
 	t.Run("CDP", func(t *testing.T) {
 		portRange, _ := freePorts(t, 2)
 		h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--cdp-port-range", portRange)})

@@ -46,13 +46,19 @@ type Options struct {
 	// browser process. The stdio session opens a fresh context in it, as an
 	// HTTP session does in "context" isolation, when its launch settings are
 	// the browser's (session.SharedBrowser.Fits) and no CDP endpoint is
-	// published; otherwise it launches its own. HTTP sessions, in either
-	// isolation, open their contexts in it under the same rule when the
+	// published; otherwise it launches its own. HTTP sessions in "context"
+	// isolation open their contexts in it under the same rule when the
 	// server cannot publish CDP endpoints (no --cdp-enabled, no
-	// --cdp-port-range) and uses no browser pool; otherwise they launch as
+	// --cdp-port-range) and uses no browser pool; otherwise (and in
+	// "browser" isolation, unless HTTPInBrowser) they launch as
 	// --http-isolation says. The server leaves it running on Close. If nil,
 	// each session launches its own browser (HTTP: as --http-isolation says).
 	Browser *session.SharedBrowser
+	// HTTPInBrowser makes HTTP sessions in "browser" isolation open their
+	// contexts in Browser too (under the rule above): one browser process
+	// for every client, for tests and embedders that accept that; without
+	// it "browser" isolation keeps a process per session.
+	HTTPInBrowser bool
 }
 
 // Server is a configured MCP server with its driver, binary and sessions.
