@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -235,6 +236,10 @@ func header(stack []*Node) string {
 	return "in " + strings.Join(parts, " > ") + ":"
 }
 
+// maxAddedShown is how many added siblings a compact diff prints under one
+// parent; more are counted on one line that points at the parent.
+const maxAddedShown = 5
+
 // compactEmitter writes the compact lines.
 type compactEmitter struct {
 	d    *differ
@@ -252,11 +257,29 @@ func (e *compactEmitter) line(stack []*Node, s string) {
 func (e *compactEmitter) emit(nodes []*Node, parent *Node, stack []*Node) {
 	d := e.d
 	e.removed(anchor{parent: parent}, stack)
+	shown, hidden := 0, 0
+	defer func() {
+		if hidden == 0 {
+			return
+		}
+		l := fmt.Sprintf("+ … %d more added", hidden)
+		if parent != nil && parent.Ref != "" {
+			l += ": browser_snapshot target=" + parent.Ref
+		}
+		e.line(stack, l)
+	}()
 	for _, n := range nodes {
 		ci := d.info(n)
 		switch {
+		case ci.status == statusAdded && shown >= maxAddedShown:
+			// Rows of a list that loaded: the first ones say what they
+			// are, the rest are counted.
+			d.added += 1 + countNodes(n.Children) + len(n.Props)
+			d.countNew(n)
+			hidden++
 		case ci.status == statusAdded:
 			e.added(n, stack)
+			shown++
 		case ci.dirty && e.textGroup(n, ci, stack):
 		case ci.status == statusChanged:
 			p := ci.prev

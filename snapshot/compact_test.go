@@ -147,3 +147,23 @@ func TestCompactDiffSummaryBudget(t *testing.T) {
 var refInLine = regexp.MustCompile(`\[ref=(e\d+)\]`)
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestCompactDiffManyAddedSiblings: 25 rows loaded into a list that was
+// there (empty) print the first maxAddedShown, then one line counting the
+// rest and pointing at the list.
+func TestCompactDiffManyAddedSiblings(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("- main [ref=e1]:\n  - list \"Orders\" [ref=e2]:\n")
+	for i := range 25 {
+		b.WriteString("    - listitem [ref=e" + itoa(100+2*i) + "]:\n      - link \"ORD-" + itoa(1000+i) + "\" [ref=e" + itoa(101+2*i) + "]\n")
+	}
+	d := compactDiff(t, "- main [ref=e1]:\n  - list \"Orders\" [ref=e2]", strings.TrimSuffix(b.String(), "\n"))
+	lines := strings.Split(d.Text, "\n")
+	if len(lines) != 2+maxAddedShown || !strings.Contains(lines[1], `link "ORD-1000" [ref=e101]`) ||
+		lines[len(lines)-1] != "+ … 20 more added: browser_snapshot target=e2" {
+		t.Fatalf("25 rows added to a list:\n%s", d.Text)
+	}
+	if d.Added < 50 {
+		t.Errorf("Added = %d: the counted rows are changes too", d.Added)
+	}
+}
