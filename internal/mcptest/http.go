@@ -21,6 +21,7 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
@@ -83,21 +84,7 @@ func (h *HTTPServer) Stop() error {
 // the shared browser (SharedBrowser; see HTTPOptions.OwnBrowser).
 func StartHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	t.Helper()
-	drv := SharedDriver(t)
-	var shared *session.SharedBrowser
-	if !o.OwnBrowser {
-		shared = SharedBrowser(t)
-	}
-	var cfg config.Config
-	if o.Config != nil {
-		cfg = *o.Config
-	} else {
-		var err error
-		cfg, _, err = config.Load(o.Args, os.Getenv, nil)
-		if err != nil {
-			t.Fatalf("config: %v", err)
-		}
-	}
+	drv, shared, cfg := inProcessSetup(t, o.OwnBrowser, o.Config, o.Args)
 	cfg.Transport = config.TransportHTTP
 	cfg.HTTP.Port = 0
 	stderr := &SyncBuffer{}
@@ -275,3 +262,23 @@ func (h *HTTPServer) Connect(t testing.TB, o ConnectOptions) *HTTPClient {
 
 // String describes the server for test logs.
 func (h *HTTPServer) String() string { return fmt.Sprintf("%s (pid %d)", h.URL, h.Pid) }
+
+// inProcessSetup is what an in-process test server starts from: the test
+// binary's shared driver, its shared browser unless own, and the
+// configuration (c, or else args parsed as the binary parses them).
+func inProcessSetup(t testing.TB, own bool, c *config.Config, args []string) (*driver.Driver, *session.SharedBrowser, config.Config) {
+	t.Helper()
+	drv := SharedDriver(t)
+	var shared *session.SharedBrowser
+	if !own {
+		shared = SharedBrowser(t)
+	}
+	if c != nil {
+		return drv, shared, *c
+	}
+	cfg, _, err := config.Load(args, os.Getenv, nil)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return drv, shared, cfg
+}

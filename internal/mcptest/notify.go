@@ -18,9 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
-	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/server"
-	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
 // Notifications records what a server sends a client unasked: log
@@ -177,20 +175,7 @@ func StartRaw(t testing.TB, bin string, o Options) *Raw {
 // and o.Dir are not used.
 func StartRawInProcess(t testing.TB, o Options) *Raw {
 	t.Helper()
-	drv := SharedDriver(t)
-	var shared *session.SharedBrowser
-	if !o.OwnBrowser {
-		shared = SharedBrowser(t)
-	}
-	var cfg config.Config
-	if o.Config != nil {
-		cfg = *o.Config
-	} else {
-		var err error
-		if cfg, _, err = config.Load(o.Args, os.Getenv, nil); err != nil {
-			t.Fatalf("config: %v", err)
-		}
-	}
+	drv, shared, cfg := inProcessSetup(t, o.OwnBrowser, o.Config, o.Args)
 	r := &Raw{Stderr: &SyncBuffer{}, lines: make(chan map[string]any, 1024)}
 	s, err := server.New(cfg, server.Options{Log: r.Stderr, Driver: drv, Browser: shared})
 	if err != nil {
