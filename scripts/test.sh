@@ -117,12 +117,12 @@ solo_tests='^(TestSnapshotModes|TestSnapshotContent)$'
 declare -A weight=(
   [TestHostilePagesDoNotStall]=45 [TestDropinIdleTimeout]=15
   [TestBadInputMegabyteArguments]=15 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=11
-  [TestMCPLoggingAndProgress]=11 [TestFamilies]=10 [TestCodegenMatchesUpstream]=10
+  [TestMCPLoggingAndProgress]=6 [TestFamilies]=10 [TestCodegenMatchesUpstream]=10
   [TestActionResponsesShowEveryChange]=9 [TestPoolSpreadAndFailover]=8 [TestHTTPSlowBodies]=6
   [TestFleetAnyInstanceServesAnySession]=6 [TestFileToolsConfined]=6 [TestCDPFilePolicy]=6
   [TestSIGKILLLeavesNothingBehind]=5 [TestResourcesPerSessionHTTP]=5 [TestNavigationEconomy]=5
   [TestHTTPBodyBoundEndsWithTheBody]=5 [TestFleetRedisDown]=5 [TestEveryCoreTool]=5 [TestCDPStdio]=5
-  [TestStuckTabRecovers]=55 [TestHardeningTabCap]=11 [TestCrashedRendererAnswersAtOnce]=8
+  [TestStuckTabRecovers]=70 [TestHardeningTabCap]=11 [TestCrashedRendererAnswersAtOnce]=8
   [TestCDPPrincipalIsolation]=10 [TestCDPDevToolsRefused]=10 [TestCDPFilesPerPrincipal]=10 [TestCDPPlaywright]=8
   [TestHardeningDownloadCapWhileStreaming]=6
 )
