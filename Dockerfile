@@ -1,5 +1,6 @@
-# cloakbrowser-mcp over Streamable HTTP, with Debian's Chromium and the
-# Playwright driver. Build:   docker build -t cloakbrowser-mcp .
+# cloakbrowser-mcp over Streamable HTTP, with the CloakBrowser stealth
+# Chromium (Debian's Chromium as the fallback) and the Playwright driver.
+# Build:   docker build -t cloakbrowser-mcp .
 # Run:     docker run --init -p 8931:8931 -e CLOAK_PLAYWRIGHT_MCP_HTTP_AUTH_TOKEN="$(openssl rand -hex 32)" \
 #            --security-opt seccomp=unconfined cloakbrowser-mcp
 # (Chromium's sandbox stays on; it needs user namespaces, which Docker's
@@ -18,9 +19,8 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/cloakbrowser-mcp ./cmd/cloakbrowser-mcp
 
 FROM ${BASE_IMAGE}
-# chromium: the browser (no CloakBrowser download in the image: stealth
-# builds are fetched by `cloakbrowser-mcp install` at your choice);
-# nodejs (>= 20 on trixie): runs the Playwright driver; tini: PID 1 that
+# chromium: the fallback browser, when CloakBrowser cannot be had (see the
+# install below); nodejs (>= 20 on trixie): runs the Playwright driver; tini: PID 1 that
 # reaps Chromium's children; curl: the health check.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium nodejs tini curl ca-certificates fonts-liberation \
@@ -29,13 +29,21 @@ RUN apt-get update \
 COPY --from=build /out/cloakbrowser-mcp /usr/local/bin/cloakbrowser-mcp
 USER mcp
 WORKDIR /home/mcp
-RUN cloakbrowser-mcp install --driver-only
+# The driver, and CloakBrowser when its download origin is reachable from
+# the build (verified against its signature; the build does not fail when
+# it is not: `install` then says it falls back on Debian's Chromium).
+RUN cloakbrowser-mcp install
 
 ENV CLOAK_PLAYWRIGHT_MCP_TRANSPORT=streamable-http \
     CLOAK_PLAYWRIGHT_MCP_HTTP_HOST=0.0.0.0 \
     CLOAK_PLAYWRIGHT_MCP_HTTP_PORT=8931 \
-    CLOAK_PLAYWRIGHT_MCP_NO_DOWNLOAD=true \
     CLOAK_PLAYWRIGHT_MCP_OUTPUT_DIR=/home/mcp/output
+# Downloads stay on: an image built without CloakBrowser resolves it when
+# the server starts (CLOAKBROWSER_DOWNLOAD_URL names a mirror), and when it
+# cannot, the log says so in one warning ("CloakBrowser not available: using
+# a system Chromium WITHOUT stealth patches"), as `doctor` and
+# cloakbrowser_binary_info do ("stealth": false). Set
+# CLOAK_PLAYWRIGHT_MCP_NO_DOWNLOAD=true to keep an image off the network.
 # The bearer token comes from CLOAK_PLAYWRIGHT_MCP_HTTP_AUTH_TOKEN at run
 # time; without one the server refuses to bind 0.0.0.0.
 EXPOSE 8931

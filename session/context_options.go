@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mxschmitt/playwright-go"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
@@ -116,9 +118,18 @@ func (p *Proxy) split() (args []string, pw *playwright.Proxy) {
 
 // contextJSON is the options as Playwright's context-option JSON, the shape
 // BrowserNewContextOptions and BrowserTypeLaunchPersistentContextOptions
-// share. device is the resolved descriptor, or nil.
-func (o ContextOptions) contextJSON(device *playwright.DeviceDescriptor, viewport *page.Size) map[string]any {
+// share. device is the resolved descriptor, or nil; window says the page
+// takes the browser window's size (no viewport emulation); headfulUA, if
+// set, is the user agent when neither the user nor the device gives one;
+// launchTZ says the time zone is set at launch instead.
+func (o ContextOptions) contextJSON(device *playwright.DeviceDescriptor, viewport *page.Size, window bool, headfulUA string, launchTZ bool) map[string]any {
 	m := map[string]any{}
+	if window && device == nil && viewport == nil {
+		m["noViewport"] = true
+	}
+	if headfulUA != "" && device == nil {
+		m["userAgent"] = headfulUA
+	}
 	if device != nil {
 		m["userAgent"] = device.UserAgent
 		if device.Viewport != nil {
@@ -144,7 +155,7 @@ func (o ContextOptions) contextJSON(device *playwright.DeviceDescriptor, viewpor
 	set("ignoreHTTPSErrors", true, o.IgnoreHTTPSErrors)
 	set("serviceWorkers", "block", o.BlockServiceWorkers)
 	set("locale", o.Locale, o.Locale != "")
-	set("timezoneId", o.TimezoneID, o.TimezoneID != "")
+	set("timezoneId", o.TimezoneID, o.TimezoneID != "" && !launchTZ)
 	set("colorScheme", o.ColorScheme, o.ColorScheme != "")
 	set("reducedMotion", o.ReducedMotion, o.ReducedMotion != "")
 	set("deviceScaleFactor", o.DeviceScaleFactor, o.DeviceScaleFactor > 0)
@@ -188,13 +199,14 @@ func lookupDevice(pw *playwright.Playwright, name string) (*playwright.DeviceDes
 	return nil, fmt.Errorf("unknown device %q: use a Playwright device name such as \"iPhone 15\" or \"Pixel 7\"", name)
 }
 
-// persistentOptions adds the context options to a persistent launch.
-func (c Config) persistentOptions(pw *playwright.Playwright, opts *playwright.BrowserTypeLaunchPersistentContextOptions) error {
+// persistentOptions adds the context options to a persistent launch of
+// bin; ua is the headed user agent to send ("" keeps the browser's).
+func (c Config) persistentOptions(pw *playwright.Playwright, opts *playwright.BrowserTypeLaunchPersistentContextOptions, bin cloakbrowser.BinaryInfo, ua string) error {
 	dev, err := lookupDevice(pw, c.Context.Device)
 	if err != nil {
 		return err
 	}
-	if err := fillOptions(c.Context.contextJSON(dev, c.Viewport), opts); err != nil {
+	if err := fillOptions(c.Context.contextJSON(dev, c.Viewport, true, ua, c.launchTimezone()), opts); err != nil {
 		return err
 	}
 	args, proxy := c.Context.Proxy.split()
@@ -207,6 +219,15 @@ func (c Config) persistentOptions(pw *playwright.Playwright, opts *playwright.Br
 	if len(c.Launch.Env) > 0 {
 		opts.Env = c.Launch.Env
 	}
+	if c.launchTimezone() && bin.Engine != cloakbrowser.EngineCloak {
+		// The process's own zone, as a desktop's: no override to notice.
+		env := maps.Clone(opts.Env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["TZ"] = c.Context.TimezoneID
+		opts.Env = env
+	}
 	if c.Launch.SlowMo > 0 {
 		opts.SlowMo = playwright.Float(float64(c.Launch.SlowMo.Milliseconds()))
 	}
@@ -215,14 +236,16 @@ func (c Config) persistentOptions(pw *playwright.Playwright, opts *playwright.Br
 }
 
 // newContextOptions is the options of a context created in a browser (the
-// shared one, or one reached with --endpoint).
-func (c Config) newContextOptions(pw *playwright.Playwright) (playwright.BrowserNewContextOptions, error) {
+// shared one, or one reached with --endpoint). window says the browser is
+// ours, its window sized by us (Config.Window); ua is the headed user agent
+// to send ("" keeps the browser's).
+func (c Config) newContextOptions(pw *playwright.Playwright, window bool, ua string) (playwright.BrowserNewContextOptions, error) {
 	opts := playwright.BrowserNewContextOptions{AcceptDownloads: playwright.Bool(true)}
 	dev, err := lookupDevice(pw, c.Context.Device)
 	if err != nil {
 		return opts, err
 	}
-	if err := fillOptions(c.Context.contextJSON(dev, c.Viewport), &opts); err != nil {
+	if err := fillOptions(c.Context.contextJSON(dev, c.Viewport, window, ua, false), &opts); err != nil {
 		return opts, err
 	}
 	_, opts.Proxy = c.Context.Proxy.split()

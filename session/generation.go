@@ -30,6 +30,7 @@ type Generation struct {
 	tempDir   bool
 	remote    *remoteBrowser // set when the generation is attached to a browser someone else started
 	lostCh    chan struct{}
+	userAgent string // the context's, "" for the browser's own
 	lostOnce  sync.Once
 	dispOnce  sync.Once
 	readyMu   sync.Mutex
@@ -47,9 +48,10 @@ type genState struct {
 }
 
 // newGeneration makes generation n of s over bc; remote is the browser it
-// is attached to, nil for one s launched.
-func newGeneration(s *Session, n int, bc playwright.BrowserContext, profile string, temp bool, remote *remoteBrowser) *Generation {
-	g := &Generation{N: n, bc: bc, ProfileDir: profile, s: s, tempDir: temp, remote: remote, lostCh: make(chan struct{})}
+// is attached to, nil for one s launched; ua is the user agent bc was
+// created with ("" for the browser's own).
+func newGeneration(s *Session, n int, bc playwright.BrowserContext, profile string, temp bool, remote *remoteBrowser, ua string) *Generation {
+	g := &Generation{N: n, bc: bc, ProfileDir: profile, s: s, tempDir: temp, remote: remote, lostCh: make(chan struct{}), userAgent: ua}
 	bc.SetDefaultTimeout(float64(s.cfg.actionTimeout().Milliseconds()))
 	bc.SetDefaultNavigationTimeout(float64(s.cfg.navigationTimeout().Milliseconds()))
 	bc.OnClose(func(playwright.BrowserContext) { g.markLost() })
@@ -78,6 +80,7 @@ func (g *Generation) pageEnv() page.Env {
 		OnDownload:      func(t *page.Tab, d playwright.Download) { s.captureDownload(g, t, d) },
 		OnDownloadEvent: func(_ *page.Tab, e page.DownloadEvent) { s.downloadEvent(g, e) },
 		MaxTabs:         s.cfg.maxTabs(),
+		UserAgent:       g.userAgent,
 	}
 }
 

@@ -103,7 +103,7 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 	if cs := br.Contexts(); cdp && len(cs) > 0 && s.cfg.PickEndpoint == nil {
 		bc = cs[0]
 	} else {
-		opts, oerr := s.cfg.newContextOptions(pw)
+		opts, oerr := s.cfg.newContextOptions(pw, false, "")
 		if oerr == nil {
 			bc, oerr = br.NewContext(opts)
 		}
@@ -112,7 +112,7 @@ func (s *Session) attachRemote(ctx context.Context, n int) (*Generation, error) 
 			return nil, fmt.Errorf("open a context in the browser at %s: %w", endpoint, oerr)
 		}
 	}
-	g := newGeneration(s, n, bc, "", false, &remoteBrowser{endpoint: endpoint, browser: br})
+	g := newGeneration(s, n, bc, "", false, &remoteBrowser{endpoint: endpoint, browser: br}, s.cfg.Context.UserAgent)
 	br.OnDisconnected(func(playwright.Browser) { g.markLost() })
 	if err := g.prepare(ctx, pw, false, cdp); err != nil {
 		g.remote.detach()

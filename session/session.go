@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -50,8 +51,14 @@ type Config struct {
 	NavigationTimeout time.Duration
 	// LaunchTimeout bounds one browser launch. If zero, 60s.
 	LaunchTimeout time.Duration
-	// Viewport sets the page size; if nil, Playwright's default (1280x720).
+	// Viewport sets the page size (emulated); if nil, the browser window's
+	// (Window).
 	Viewport *page.Size
+	// Window is the browser window (and, headless, the screen) a browser of
+	// ours gets when neither Viewport nor a device is set. If nil, New (or
+	// NewSharedBrowser) picks a common desktop size; a session in a shared
+	// browser has the shared browser's.
+	Window *cloakbrowser.Window
 	// Shared, if set, makes each generation a fresh BrowserContext in this
 	// shared browser ("context" isolation) instead of a browser of the
 	// session's own with a temporary profile. If nil, the session launches
@@ -146,7 +153,12 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // Args is the browser command line this configuration produces for bin
 // (without the flags Playwright adds itself).
 func (c Config) Args(bin cloakbrowser.BinaryInfo) []string {
-	return cloakbrowser.LaunchArgs(bin, cloakbrowser.LaunchOptions{NoSandbox: c.NoSandbox, FingerprintSeed: c.FingerprintSeed, ExtraArgs: c.ExtraArgs})
+	o := cloakbrowser.LaunchOptions{NoSandbox: c.NoSandbox, FingerprintSeed: c.FingerprintSeed, Headless: c.Headless,
+		ExtraArgs: append(c.timezoneArgs(bin), c.ExtraArgs...)}
+	if c.wantsWindow() {
+		o.Window = c.Window
+	}
+	return cloakbrowser.LaunchArgs(bin, o)
 }
 
 // LaunchError is a browser launch that failed: Error is Playwright's first
@@ -194,6 +206,10 @@ type Session struct {
 	refs  *snapshot.RefCache
 	refMu sync.Mutex // one read-modify-write of an entry at a time
 
+	// versionWarned is set once a --user-agent's version was checked
+	// against the browser's (warnVersion).
+	versionWarned atomic.Bool
+
 	// downloads are the session's downloads and its use of the limits
 	// (downloads.go).
 	downloads downloadLog
@@ -215,7 +231,15 @@ func New(id string, drv *driver.Driver, cfg Config) *Session {
 	if refs == nil {
 		refs = &snapshot.RefCache{}
 	}
+	if cfg.Shared != nil {
+		cfg.Window = cfg.Shared.cfg.Window
+	} else {
+		cfg = cfg.withWindow()
+	}
 	s := &Session{id: id, drv: drv, cfg: cfg, log: cfg.Log.With().Str("session", id).Logger(), ctx: ctx, cancel: cancel, refs: refs}
+	for _, w := range cfg.Warnings() {
+		s.log.Warn().Msg(w)
+	}
 	s.startIdleWatch()
 	return s
 }
@@ -449,6 +473,11 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		temp = true
 	}
 	args := s.cfg.Args(bin)
+	var ua string
+	if s.cfg.wantsHeadfulUA() {
+		// Before the profile's launch: its user agent is fixed then.
+		ua = s.cfg.probeUserAgent(ctx, pw, bin, args)
+	}
 	c := s.CDP()
 	launched := false
 	if c != nil {
@@ -475,7 +504,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		Timeout:           playwright.Float(float64(timeout.Milliseconds())),
 	}
 	// Device, user agent, viewport, proxy, permissions, … (context_options.go).
-	if err := s.cfg.persistentOptions(pw, &opts); err != nil {
+	if err := s.cfg.persistentOptions(pw, &opts, bin, ua); err != nil {
 		if temp {
 			_ = os.RemoveAll(profile)
 		}
@@ -539,7 +568,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		// launch again on another one.
 		s.log.Info().Int("generation", n).Int("attempt", attempt).Err(perr).Msg("internal DevTools port taken during the launch; launching again")
 	}
-	g := newGeneration(s, n, bc, profile, temp, nil)
+	g := newGeneration(s, n, bc, profile, temp, nil, s.cfg.contextUA(ua))
 	// A persistent context takes no storage state option: load it after.
 	if err := g.prepare(ctx, pw, true, false); err != nil {
 		g.dispose(context.Background())
@@ -551,6 +580,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		s.watchDriver(g, driverExited)
 	}()
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Str("engine", bin.Engine).Msg("browser launched")
+	s.warnVersion(g)
 	launched = true
 	return g, nil
 }

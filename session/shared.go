@@ -56,6 +56,9 @@ type sharedProc struct {
 	lostOnce sync.Once
 	dispOnce sync.Once
 	closing  atomic.Bool // dispose began: a disconnect now is the close we asked for
+	// headfulUA is the browser's user agent without its headless token, ""
+	// when it has none (read at launch).
+	headfulUA string
 }
 
 // NewSharedBrowser returns a shared browser launched with cfg (binary,
@@ -64,6 +67,8 @@ type sharedProc struct {
 // environment (TMPDIR among it) is the process's now: the browser outlives
 // whichever session first asks for it.
 func NewSharedBrowser(drv *driver.Driver, cfg Config) *SharedBrowser {
+	// One window for every context: one browser, one screen.
+	cfg = cfg.withWindow()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,6 +162,9 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 		return nil, launchError(bin, err)
 	}
 	p := &sharedProc{n: n, browser: br, lost: make(chan struct{}), profile: markerProfile(marker)}
+	if b.cfg.Headless {
+		p.headfulUA = b.cfg.headfulFrom(ctx, br)
+	}
 	br.OnDisconnected(func(playwright.Browser) {
 		p.markLost()
 		if p.closing.Load() {
@@ -207,7 +215,11 @@ func (b *SharedBrowser) newContext(ctx context.Context, cfg Config) (playwright.
 	if err != nil {
 		return nil, err
 	}
-	opts, err := cfg.newContextOptions(pw)
+	ua := ""
+	if cfg.wantsHeadfulUA() {
+		ua = p.headfulUA
+	}
+	opts, err := cfg.newContextOptions(pw, b.cfg.Window != nil, ua)
 	if err != nil {
 		return nil, err
 	}
@@ -247,9 +259,29 @@ func (b *SharedBrowser) Fits(ctx context.Context, cfg Config) bool {
 	if err != nil {
 		return false
 	}
+	// A session's own window gives way to the shared browser's; a session
+	// sized by its window needs a shared browser with one.
+	if cfg.wantsWindow() && b.cfg.Window == nil {
+		return false
+	}
+	noWindow := func(args []string) []string { return slices.DeleteFunc(args, cloakbrowser.IsWindowArg) }
 	return mine.BinaryPath == theirs.BinaryPath && mine.Engine == theirs.Engine &&
-		slices.Equal(b.cfg.Args(mine), cfg.Args(theirs))
+		slices.Equal(noWindow(b.cfg.Args(mine)), noWindow(cfg.Args(theirs)))
 }
+
+// headfulUA is the current browser's headed user agent ("" when none).
+func (b *SharedBrowser) headfulUA() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil {
+		return ""
+	}
+	return b.cur.headfulUA
+}
+
+// Window is the shared browser's window; nil when its pages are sized by
+// an emulated viewport.
+func (b *SharedBrowser) Window() *cloakbrowser.Window { return b.cfg.Window }
 
 func launchOptionsEqual(a, b LaunchOptions) bool {
 	return a.Channel == b.Channel && a.SlowMo == b.SlowMo && slices.Equal(a.IgnoreDefaultArgs, b.IgnoreDefaultArgs) &&
@@ -310,7 +342,7 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 		return nil, err
 	}
 	// No profile directory: disposing the generation closes the context only.
-	g := newGeneration(s, n, bc, "", false, nil)
+	g := newGeneration(s, n, bc, "", false, nil, s.cfg.contextUA(s.cfg.Shared.headfulUA()))
 	pw, err := s.drv.Get(ctx)
 	if err == nil {
 		err = g.prepare(ctx, pw, false, false)
@@ -320,5 +352,6 @@ func (s *Session) launchShared(ctx context.Context, n int) (*Generation, error) 
 		return nil, fmt.Errorf("prepare the browser context: %w", err)
 	}
 	s.log.Info().Int("generation", n).Int64("ms", time.Since(start).Milliseconds()).Msg("browser context opened in the shared browser")
+	s.warnVersion(g)
 	return g, nil
 }

@@ -50,6 +50,12 @@ func engineName(e string) string {
 func binaryInfo(ctx context.Context, env *Env, _ Args) *Response {
 	out, _ := filepath.Abs(env.OutputDir)
 	bin := env.Binary(ctx)
+	if env.Session != nil && bin.BinaryPath != "" {
+		if s, err := env.Session(ctx); err == nil && s != nil {
+			r := s.Config().Stealth(bin)
+			bin.StealthProtections = &r
+		}
+	}
 	var exe any
 	if bin.BinaryPath != "" {
 		exe = bin.BinaryPath

@@ -176,6 +176,8 @@ func Doctor(ctx context.Context, cfg config.Config, o DoctorOptions, stdout, std
 	if berr != nil {
 		r.Problems = append(r.Problems, "browser: "+berr.Error())
 	} else {
+		sp := server.LaunchConfig(cfg, bin).Stealth(bin)
+		bin.StealthProtections = &sp
 		r.Binary = &bin
 		switch {
 		case bin.Source != cloakbrowser.SourceSystem:
@@ -257,6 +259,14 @@ func printDoctor(w io.Writer, r DoctorReport) {
 		fmt.Fprintln(w, line)
 		for _, t := range b.Tried {
 			fmt.Fprintf(w, "  tried: %s\n", t)
+		}
+		if sp := b.StealthProtections; sp != nil {
+			fmt.Fprintf(w, "stealth: automationFlagOff=%v webdriverFalse=%v uaHeadlessFree=%v fingerprintPatches=%v viewport=%q overrides=%v\n",
+				sp.AutomationFlagOff, sp.WebdriverFalse, sp.UAHeadlessFree, sp.FingerprintPatches, sp.Viewport, sp.Overrides)
+			fmt.Fprintf(w, "  brands: %s\n", sp.Brands)
+			for _, k := range sp.Risks {
+				fmt.Fprintf(w, "  risk: %s\n", k)
+			}
 		}
 	}
 	if l := r.Launch; l != nil {

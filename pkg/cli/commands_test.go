@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,6 +169,12 @@ func doctor(t *testing.T, args ...string) (report struct {
 	Binary *struct {
 		Source, FallbackReason string
 		Tried                  []string
+		Stealth                *bool
+		StealthProtections     *struct {
+			AutomationFlagOff, WebdriverFalse, UAHeadlessFree, BrandsRisk, FingerprintPatches bool
+			Brands, Viewport                                                                  string
+			Overrides, LaunchSettings, Risks                                                  []string
+		}
 	}
 	BrowserVersion string
 	Launch         *struct{ OK bool }
@@ -187,6 +194,24 @@ func doctor(t *testing.T, args ...string) (report struct {
 		t.Fatalf("doctor --json printed %q: %v", out, err)
 	}
 	return report, cmd.ProcessState.ExitCode()
+}
+
+// TestDoctorStealth: doctor --json keeps the binary's "stealth" a bool and
+// reports the protections beside it, as cloakbrowser_binary_info does; on a
+// system Chromium the brands are a fingerprint risk.
+func TestDoctorStealth(t *testing.T) {
+	r, _ := doctor(t, "--no-launch", "--viewport-size", "1280x720", "--context-options", `{"timezoneId":"Asia/Tokyo"}`)
+	if r.Binary == nil || r.Binary.Stealth == nil || *r.Binary.Stealth || r.Binary.StealthProtections == nil {
+		t.Fatalf("want stealth false and stealthProtections: %+v", r.Binary)
+	}
+	sp := r.Binary.StealthProtections
+	if !sp.AutomationFlagOff || !sp.WebdriverFalse || !sp.UAHeadlessFree || !sp.BrandsRisk || sp.FingerprintPatches ||
+		!strings.Contains(sp.Brands, "not Google Chrome") || sp.Viewport != "emulated 1280x720 (--viewport-size)" {
+		t.Errorf("stealthProtections: %+v", *sp)
+	}
+	if !slices.Contains(sp.Overrides, "viewport") || !slices.Contains(sp.LaunchSettings, "TZ") || slices.Contains(sp.Overrides, "timezone") {
+		t.Errorf("overrides %q, launch settings %q", sp.Overrides, sp.LaunchSettings)
+	}
 }
 
 // TestDoctorWording: doctor says why it did not download (itself, or

@@ -36,8 +36,25 @@ func StealthArgs(info BinaryInfo, seed int, platformPersona string) []string {
 }
 
 // IgnoredDefaultArgs are Playwright's default Chromium flags to drop for any
-// engine: --enable-automation (sets navigator.webdriver and the infobar)
-// and --enable-unsafe-swiftshader, as the CloakBrowser wrapper does.
+// engine, each because a page can tell it:
+//
+//   - --enable-automation: sets navigator.webdriver and the infobar (the
+//     CloakBrowser wrapper drops it; Playwright 1.64 no longer adds it).
+//   - --enable-unsafe-swiftshader: software WebGL whose renderer string
+//     ("SwiftShader") names a headless server (the wrapper drops it too).
+//   - --hide-scrollbars (headless only): zero-width scrollbars, so a long
+//     page's innerWidth equals its clientWidth, which no desktop Chrome on
+//     Windows or Linux shows.
+//
+// Kept on purpose, from Playwright 1.64's headless defaults: --headless
+// (the new headless mode is the real browser; its one tell, the
+// "HeadlessChrome" user agent token, is rewritten per context), --mute-audio
+// (no page can read the output's volume) and --blink-settings=
+// primaryHoverType=2,…,primaryPointerType=4 (a fine pointer that hovers, as a
+// desktop with a mouse reports; without it headless answers
+// "(pointer: none)"). Playwright's other defaults (chromiumSwitches) switch
+// off background services and throttling, which no page sees, and the
+// driver needs them.
 func IgnoredDefaultArgs() []string {
-	return []string{"--enable-automation", "--enable-unsafe-swiftshader"}
+	return []string{"--enable-automation", "--enable-unsafe-swiftshader", "--hide-scrollbars"}
 }

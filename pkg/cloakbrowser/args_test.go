@@ -43,11 +43,98 @@ func TestStealthArgs(t *testing.T) {
 
 func TestIgnoredDefaultArgs(t *testing.T) {
 	got := IgnoredDefaultArgs()
-	if !slices.Equal(got, []string{"--enable-automation", "--enable-unsafe-swiftshader"}) {
+	if !slices.Equal(got, []string{"--enable-automation", "--enable-unsafe-swiftshader", "--hide-scrollbars"}) {
 		t.Errorf("got %q", got)
 	}
 	got[0] = "changed"
 	if IgnoredDefaultArgs()[0] != "--enable-automation" {
 		t.Error("IgnoredDefaultArgs shares its slice")
+	}
+}
+
+func TestDedupeArgsMergesFeatureLists(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"last plain flag wins", []string{"--lang=en", "--x", "--lang=de"}, []string{"--x", "--lang=de"}},
+		{"blink features merged", []string{"--disable-blink-features=AutomationControlled", "--a", "--disable-blink-features=Foo,AutomationControlled"},
+			[]string{"--a", "--disable-blink-features=AutomationControlled,Foo"}},
+		{"feature lists merged apart", []string{"--enable-features=A", "--disable-features=B", "--enable-features=C, A"},
+			[]string{"--disable-features=B", "--enable-features=A,C"}},
+		{"empty value dropped", []string{"--disable-features="}, []string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DedupeArgs(tc.in); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLaunchArgsAutomationControlled(t *testing.T) {
+	for _, bin := range []BinaryInfo{{Engine: EngineChromium}, {Engine: EngineCloak, Platform: PlatformLinuxX64}} {
+		t.Run(bin.Engine, func(t *testing.T) {
+			got := LaunchArgs(bin, LaunchOptions{})
+			if !slices.Contains(got, "--disable-blink-features=AutomationControlled") {
+				t.Errorf("LaunchArgs = %q: no AutomationControlled", got)
+			}
+			got = LaunchArgs(bin, LaunchOptions{ExtraArgs: []string{"--disable-blink-features=Notifications"}})
+			var flags []string
+			for _, a := range got {
+				if strings.HasPrefix(a, "--disable-blink-features") {
+					flags = append(flags, a)
+				}
+			}
+			if !slices.Equal(flags, []string{"--disable-blink-features=AutomationControlled,Notifications"}) {
+				t.Errorf("with the user's list: %q", flags)
+			}
+		})
+	}
+}
+
+func TestWindowArgs(t *testing.T) {
+	w := Window{ScreenWidth: 1536, ScreenHeight: 864, Taskbar: 40}
+	chromium := BinaryInfo{Engine: EngineChromium}
+	if got, want := WindowArgs(chromium, w, true), []string{"--window-size=1536,824", "--window-position=0,0", "--screen-info={0,0 1536x864 workAreaBottom=40}"}; !slices.Equal(got, want) {
+		t.Errorf("headless chromium: %q, want %q", got, want)
+	}
+	if got, want := WindowArgs(chromium, w, false), []string{"--start-maximized"}; !slices.Equal(got, want) {
+		t.Errorf("headed chromium: %q, want %q", got, want)
+	}
+	got := WindowArgs(BinaryInfo{Engine: EngineCloak}, w, true)
+	if !slices.Contains(got, "--fingerprint-screen-width=1536") || !slices.Contains(got, "--fingerprint-screen-height=864") || slices.ContainsFunc(got, func(a string) bool { return strings.HasPrefix(a, "--screen-info") }) {
+		t.Errorf("cloak: %q", got)
+	}
+	for _, a := range got {
+		if !IsWindowArg(a) {
+			t.Errorf("IsWindowArg(%q) = false", a)
+		}
+	}
+	if IsWindowArg("--lang=en") {
+		t.Error("IsWindowArg(--lang) = true")
+	}
+	for range 50 {
+		p := PickWindow()
+		if p.Width() < 1280 || p.Height() <= 720 || p.Height() >= p.ScreenHeight {
+			t.Fatalf("PickWindow = %+v", p)
+		}
+	}
+	args := LaunchArgs(chromium, LaunchOptions{Window: &w, Headless: true, ExtraArgs: []string{"--window-size=800,600"}})
+	if !slices.Contains(args, "--window-size=800,600") || slices.Contains(args, "--window-size=1536,824") {
+		t.Errorf("the user's --window-size does not win: %q", args)
+	}
+}
+
+func TestHeadfulUserAgent(t *testing.T) {
+	ua := "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36"
+	got, changed := HeadfulUserAgent(ua)
+	if !changed || got != "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36" {
+		t.Errorf("got %q, %v", got, changed)
+	}
+	if got, changed := HeadfulUserAgent(got); changed || strings.Contains(got, "Headless") {
+		t.Errorf("a headed UA changed: %q", got)
 	}
 }

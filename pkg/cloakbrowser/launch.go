@@ -26,14 +26,22 @@ type LaunchOptions struct {
 	NoSandbox bool
 	// FingerprintSeed fixes CloakBrowser's --fingerprint seed. If zero, random.
 	FingerprintSeed int
-	// ExtraArgs are appended last and override earlier flags of the same name.
+	// Window, if set, sizes the browser window and its screen (WindowArgs).
+	Window *Window
+	// Headless says the browser runs without a window (for Window's screen).
+	Headless bool
+	// ExtraArgs are appended last and override earlier flags of the same
+	// name (the value lists of --enable-features, --disable-features and
+	// --disable-blink-features are merged instead).
 	ExtraArgs []string
 }
 
 // LaunchArgs is the browser command line for bin (without the flags
 // Playwright adds itself): the closed-network flags, --no-sandbox when
-// asked, the stealth flags for a CloakBrowser binary, then the extra args. A
-// later --flag replaces an earlier one of the same name. Extra args keep
+// asked, --disable-blink-features=AutomationControlled (every engine), the
+// stealth flags for a CloakBrowser binary, the window, then the extra args.
+// A later --flag replaces an earlier one of the same name, except the
+// feature lists, which are merged (DedupeArgs). Extra args keep
 // pages off the internal DevTools ports: those ports are taken out of an
 // --explicitly-allowed-ports list, and MAP rules onto them out of
 // --host-resolver-rules and --host-rules; the rest of each is kept.
@@ -42,23 +50,58 @@ func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 	if o.NoSandbox {
 		args = append(args, "--no-sandbox")
 	}
+	args = append(args, automationArg)
 	args = append(args, StealthArgs(bin, o.FingerprintSeed, "")...)
+	if o.Window != nil {
+		args = append(args, WindowArgs(bin, *o.Window, o.Headless)...)
+	}
 	args = append(args, keepPagesOffInternalPorts(o.ExtraArgs)...)
 	return DedupeArgs(args)
 }
 
+// listFlags take a comma-separated list that Chromium reads from one
+// occurrence only: DedupeArgs merges their values instead of keeping the
+// last.
+var listFlags = map[string]bool{
+	"--enable-features":        true,
+	"--disable-features":       true,
+	"--enable-blink-features":  true,
+	"--disable-blink-features": true,
+}
+
 // DedupeArgs keeps the last occurrence of each --flag (by the part before
-// '='), so later sources override earlier ones.
+// '='), so later sources override earlier ones; the occurrences of a list
+// flag (--enable-features, --disable-features, --enable-blink-features,
+// --disable-blink-features) become one, at the last one's place, whose
+// value is every value in order of first appearance, each once.
 func DedupeArgs(args []string) []string {
 	last := map[string]int{}
+	lists := map[string][]string{}
 	for i, a := range args {
-		last[flagName(a)] = i
+		name := flagName(a)
+		last[name] = i
+		if listFlags[name] {
+			_, v, _ := strings.Cut(a, "=")
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" && !slices.Contains(lists[name], item) {
+					lists[name] = append(lists[name], item)
+				}
+			}
+		}
 	}
 	out := make([]string, 0, len(args))
 	for i, a := range args {
-		if last[flagName(a)] == i {
-			out = append(out, a)
+		name := flagName(a)
+		if last[name] != i {
+			continue
 		}
+		if listFlags[name] {
+			if len(lists[name]) == 0 {
+				continue // only empty values: nothing to enable or disable
+			}
+			a = name + "=" + strings.Join(lists[name], ",")
+		}
+		out = append(out, a)
 	}
 	return out
 }

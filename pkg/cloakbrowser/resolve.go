@@ -164,6 +164,10 @@ type BinaryInfo struct {
 	Engine string `json:"engine"`
 	// Stealth is true only for a CloakBrowser build (Engine "cloak").
 	Stealth bool `json:"stealth"`
+	// StealthProtections, when reported (cloakbrowser_binary_info, doctor),
+	// says which protections against automation detection are active for
+	// this binary and the server's configuration.
+	StealthProtections *StealthReport `json:"stealthProtections,omitempty"`
 	// Tried lists each place looked at before the one used, with why it was
 	// not used. Never nil.
 	Tried []string `json:"tried"`

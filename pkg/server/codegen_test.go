@@ -94,9 +94,10 @@ func TestCodegenMatchesUpstream(t *testing.T) {
 				return b.String()
 			}
 			want := mcptest.Recorded(t, "codegen/"+lang+".txt", func() string {
-				return run(mcptest.StartUpstream(t, mcptest.Chromium(t), "--codegen", lang))
+				return run(mcptest.StartUpstream(t, mcptest.Chromium(t), "--codegen", lang, "--viewport-size", "1280x720"))
 			})
-			ours, _ := inProcess(t, "--codegen", lang)
+			// Both at upstream's default viewport (ours is a desktop window).
+			ours, _ := inProcess(t, "--codegen", lang, "--viewport-size", "1280x720")
 			got := run(ours)
 			if got != want {
 				t.Errorf("code sections differ from upstream's:\n--- ours\n%s\n--- upstream\n%s", got, want)

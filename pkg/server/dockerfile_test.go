@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // TestDockerfile runs what the Dockerfile runs, without a container (no
@@ -86,15 +88,31 @@ func TestDockerfile(t *testing.T) {
 	if len(entry) < 3 || entry[0] != "tini" || entry[1] != "--" || entry[2] != "cloakbrowser-mcp" {
 		t.Fatalf("ENTRYPOINT %q: want tini -- cloakbrowser-mcp", entry)
 	}
-	if len(runs) != 1 || !slices.Equal(runs[0], []string{"install", "--driver-only"}) {
+	if len(runs) != 1 || !slices.Equal(runs[0], []string{"install"}) {
 		t.Fatalf("RUN'd cloakbrowser-mcp commands %q: update this test", runs)
 	}
+	// The download origin stands in for one the build cannot reach: the
+	// build goes on, on Debian's Chromium, and says so.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(dead.Close)
+	origin := []string{"CLOAKBROWSER_DOWNLOAD_URL=" + dead.URL, "CLOAKBROWSER_CACHE_DIR=" + t.TempDir()}
 	bin := mcptest.Binary(t)
 	for _, r := range runs {
 		c := exec.Command(bin, r...)
+		c.Env = append(os.Environ(), origin...)
 		c.WaitDelay = 5 * time.Second
-		if out, err := c.CombinedOutput(); err != nil {
+		out, err := c.CombinedOutput()
+		if err != nil {
 			t.Fatalf("RUN cloakbrowser-mcp %s: %v\n%s", strings.Join(r, " "), err, out)
+		}
+		if !strings.Contains(string(out), "fallback") {
+			t.Errorf("RUN cloakbrowser-mcp %s does not say it falls back on Debian's Chromium:\n%s", strings.Join(r, " "), out)
+		}
+	}
+	// The image resolves CloakBrowser at start: downloads stay on.
+	for _, e := range env {
+		if strings.HasPrefix(e, "CLOAK_PLAYWRIGHT_MCP_NO_DOWNLOAD=") || strings.HasPrefix(e, "CLOAK_PLAYWRIGHT_MCP_NO_AUTO_INSTALL=") {
+			t.Errorf("ENV %s: the image must resolve CloakBrowser at start", e)
 		}
 	}
 
@@ -121,7 +139,12 @@ func TestDockerfile(t *testing.T) {
 	}
 	srv := mcptest.StartHTTPBinary(t, bin, mcptest.HTTPOptions{
 		Args: args,
-		Env:  append(env, "CLOAK_PLAYWRIGHT_MCP_HTTP_AUTH_TOKEN="+token, "CLOAK_PLAYWRIGHT_MCP_OUTPUT_DIR="+t.TempDir()),
+		Env:  append(append(env, origin...), "CLOAK_PLAYWRIGHT_MCP_HTTP_AUTH_TOKEN="+token, "CLOAK_PLAYWRIGHT_MCP_OUTPUT_DIR="+t.TempDir()),
+	})
+	// Started without CloakBrowser and unable to get it, the server says so
+	// plainly in its log.
+	testtier.Eventually(t, 30*time.Second, "the log saying the server fell back on the system Chromium", func() bool {
+		return strings.Contains(srv.Stderr.String(), "CloakBrowser not available: using a system Chromium WITHOUT stealth patches")
 	})
 	m := regexp.MustCompile(`http://127\.0\.0\.1:8931(/\S+)`).FindStringSubmatch(health)
 	if m == nil {

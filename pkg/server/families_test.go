@@ -124,7 +124,8 @@ func TestFamilies(t *testing.T) {
 	// machine one took longer than the default 500 ms an action waits for
 	// the requests it set off, and the answer showed no change yet. The
 	// families are about routes, mocks and files, not that bound.
-	c, out := familyServer(t, "--timeout-settle", "5000")
+	// The pad's coordinates are a 1280x720 viewport's.
+	c, out := familyServer(t, "--timeout-settle", "5000", "--viewport-size", "1280x720")
 	srv := familyPages(t)
 	page := srv.URL + "/families.html"
 	must(t, c, "browser_navigate", map[string]any{"url": page}, "Family bench")

@@ -55,6 +55,10 @@ type Env struct {
 	// ErrTooManyTabs past it, and a popup a page opens past it is closed
 	// at once. If zero, no cap.
 	MaxTabs int
+	// UserAgent is the user agent the context was created with (the
+	// user's, or the browser's own without its headless token); "" when it
+	// is the browser's own. Ending a device emulation returns to it.
+	UserAgent string
 }
 
 // Context is one Playwright browser context seen through the door: its

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -31,6 +33,8 @@ type emulationState struct {
 	viewport *Size
 	// locale is the locale override; "" for none.
 	locale string
+	// mobile is the device's mobile flag (userAgentData.mobile).
+	mobile bool
 }
 
 // Size is a width and height in CSS pixels.
@@ -141,7 +145,7 @@ func (t *Tab) EmulateDevice(ctx context.Context, d Device) error {
 		return err
 	}
 	t.mu.Lock()
-	t.emulation.userAgent = d.UserAgent
+	t.emulation.userAgent, t.emulation.mobile = d.UserAgent, d.IsMobile
 	t.mu.Unlock()
 	return t.applyUserAgent(ctx)
 }
@@ -173,10 +177,12 @@ func (t *Tab) ClearDevice(ctx context.Context) (emulated bool, err error) {
 		}
 	}
 	t.mu.Lock()
-	t.emulation.userAgent, t.emulation.viewport = "", nil
+	t.emulation.userAgent, t.emulation.viewport, t.emulation.mobile = "", nil, false
 	t.mu.Unlock()
-	// An empty user agent ends the override; a locale keeps its own.
-	if err := t.cdpStep(ctx, "Emulation.setUserAgentOverride", map[string]any{"userAgent": ""}); err != nil {
+	// Back to the context's own user agent (an empty one ends the override,
+	// which would bring back a headless browser's HeadlessChrome); a locale
+	// keeps its own.
+	if err := t.cdpStep(ctx, "Emulation.setUserAgentOverride", userAgentParams(t.c.env.UserAgent, "", false)); err != nil {
 		return true, err
 	}
 	if locale != "" {
@@ -191,8 +197,11 @@ func (t *Tab) ClearDevice(ctx context.Context) (emulated bool, err error) {
 // locale overrides together (CDP has one call for both).
 func (t *Tab) applyUserAgent(ctx context.Context) error {
 	t.mu.Lock()
-	ua, locale := t.emulation.userAgent, t.emulation.locale
+	ua, locale, mobile := t.emulation.userAgent, t.emulation.locale, t.emulation.mobile
 	t.mu.Unlock()
+	if ua == "" {
+		ua = t.c.env.UserAgent // the context's own
+	}
 	if ua == "" {
 		// No device: keep the user agent the page has.
 		v, err := t.Read(ctx, "() => navigator.userAgent")
@@ -201,12 +210,44 @@ func (t *Tab) applyUserAgent(ctx context.Context) error {
 		}
 		ua, _ = v.(string)
 	}
+	return t.cdpStep(ctx, "Emulation.setUserAgentOverride", userAgentParams(ua, locale, mobile))
+}
+
+// userAgentParams is an Emulation.setUserAgentOverride for ua ("" ends the
+// override) with client-hint metadata that agrees with it: the platform the
+// user agent names and the mobile flag. The brands are left out, so the
+// browser fills in its own (the binary's identity, never spoofed here).
+func userAgentParams(ua, locale string, mobile bool) map[string]any {
 	params := map[string]any{"userAgent": ua}
 	if locale != "" {
 		params["acceptLanguage"] = locale
 	}
-	return t.cdpStep(ctx, "Emulation.setUserAgentOverride", params)
+	if ua == "" {
+		return params
+	}
+	md := map[string]any{"platform": "", "platformVersion": "", "architecture": "x86", "model": "", "mobile": mobile}
+	switch m := uaPlatform.FindStringSubmatch(ua); {
+	case strings.Contains(ua, "Android"):
+		md["platform"], md["architecture"] = "Android", "arm"
+	case strings.Contains(ua, "iPhone") || strings.Contains(ua, "iPad"):
+		md["platform"], md["architecture"] = "iOS", "arm"
+	case strings.Contains(ua, "Mac OS X"):
+		md["platform"] = "macOS"
+	case strings.Contains(ua, "Windows"):
+		md["platform"] = "Windows"
+		if m != nil {
+			md["platformVersion"] = m[1]
+		}
+	case strings.Contains(ua, "CrOS"):
+		md["platform"] = "Chrome OS"
+	case strings.Contains(ua, "Linux"):
+		md["platform"] = "Linux"
+	}
+	params["userAgentMetadata"] = md
+	return params
 }
+
+var uaPlatform = regexp.MustCompile(`Windows NT (\d+(?:\.\d+)?)`)
 
 // SetLocale overrides the tab's locale (navigator.language, Intl) and its
 // Accept-Language header; "" restores the default.

@@ -1,0 +1,309 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
+)
+
+// What a page could tell of the automation, and how a launch avoids it:
+//
+//   - The window: with no --viewport-size and no --device, a browser of
+//     ours has no viewport emulation; its window is a common desktop size
+//     (Config.Window, chosen once per session, or once per shared
+//     browser), so screen, outer and inner sizes agree as on a desktop.
+//   - The user agent: a headless Chromium says "HeadlessChrome/<v>"; a
+//     context gets the same browser's headed user agent instead (read once
+//     per binary), through Playwright's userAgent option, which reaches
+//     every page, frame and worker and keeps the binary's own brands and
+//     full version list in navigator.userAgentData and Sec-CH-UA.
+//   - The time zone: a browser of our own gets it at launch (TZ, or
+//     CloakBrowser's --fingerprint-timezone), not a DevTools override.
+
+// wantsWindow reports whether the page is sized by the browser window (no
+// viewport and no device emulated).
+func (c Config) wantsWindow() bool { return c.Viewport == nil && c.Context.Device == "" }
+
+// withWindow is c with a window chosen when it needs one and has none.
+func (c Config) withWindow() Config {
+	if c.Window == nil && c.wantsWindow() {
+		w := cloakbrowser.PickWindow()
+		c.Window = &w
+	}
+	return c
+}
+
+// wantsHeadfulUA reports whether contexts get the binary's headed user
+// agent: headless, and no user agent of the user's or a device's.
+func (c Config) wantsHeadfulUA() bool {
+	return c.Headless && c.Context.UserAgent == "" && c.Context.Device == ""
+}
+
+// contextUA is the user agent a context is created with: the user's, else
+// headful when the headed one is wanted; "" for the browser's (or the
+// device's) own.
+func (c Config) contextUA(headful string) string {
+	if c.Context.UserAgent != "" {
+		return c.Context.UserAgent
+	}
+	if c.wantsHeadfulUA() {
+		return headful
+	}
+	return ""
+}
+
+// launchTimezone reports whether the time zone is set at launch rather
+// than by Playwright's override: a browser of our own (not shared, not
+// remote) whose environment is ours to set.
+func (c Config) launchTimezone() bool {
+	return c.Context.TimezoneID != "" && c.Shared == nil && c.CDPEndpoint == "" && c.Endpoint == "" && c.PickEndpoint == nil
+}
+
+// timezoneArgs and timezoneEnv carry a launch-level time zone: CloakBrowser
+// takes its own flag, any Chromium the TZ variable.
+func (c Config) timezoneArgs(bin cloakbrowser.BinaryInfo) []string {
+	if !c.launchTimezone() || bin.Engine != cloakbrowser.EngineCloak {
+		return nil
+	}
+	return []string{"--fingerprint-timezone=" + c.Context.TimezoneID}
+}
+
+// userAgents caches each binary's headed user agent (uaKey): reading it
+// from a persistent launch's binary costs a launch of its own.
+var userAgents sync.Map
+
+func uaKey(bin cloakbrowser.BinaryInfo, channel string, args []string) string {
+	var k []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--fingerprint") || strings.HasPrefix(a, "--user-agent") {
+			k = append(k, a)
+		}
+	}
+	return bin.BinaryPath + "\x00" + channel + "\x00" + strings.Join(k, " ")
+}
+
+// browserUserAgent reads the user agent br sends by default, within ctx
+// and 15 s.
+func browserUserAgent(ctx context.Context, br playwright.Browser) (string, error) {
+	type answer struct {
+		ua  string
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		s, err := br.NewBrowserCDPSession()
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		defer func() { _ = s.Detach() }()
+		v, err := s.Send("Browser.getVersion", nil)
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		m, _ := v.(map[string]any)
+		ua, _ := m["userAgent"].(string)
+		if ua == "" {
+			err = errors.New("Browser.getVersion gave no user agent")
+		}
+		ch <- answer{ua: ua, err: err}
+	}()
+	t := time.NewTimer(15 * time.Second)
+	defer t.Stop()
+	select {
+	case a := <-ch:
+		return a.ua, a.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-t.C:
+		return "", errors.New("Browser.getVersion did not answer within 15s")
+	}
+}
+
+// headfulUserAgent is the headed user agent of a browser just launched,
+// "" when its own has no headless token (or it cannot be read: the
+// browser's own is kept, and logged).
+func (c Config) headfulFrom(ctx context.Context, br playwright.Browser) string {
+	ua, err := browserUserAgent(ctx, br)
+	if err != nil {
+		c.Log.Warn().Err(err).Msg("read the browser's user agent: contexts keep the browser's own (HeadlessChrome)")
+		return ""
+	}
+	h, changed := cloakbrowser.HeadfulUserAgent(ua)
+	if !changed {
+		return ""
+	}
+	return h
+}
+
+// probeUserAgent is the headed user agent of the binary a persistent
+// launch is about to start, read once per binary from a short headless
+// launch of it (a persistent context's user agent is fixed at launch).
+func (c Config) probeUserAgent(ctx context.Context, pw *playwright.Playwright, bin cloakbrowser.BinaryInfo, args []string) string {
+	key := uaKey(bin, c.Launch.Channel, args)
+	if v, ok := userAgents.Load(key); ok {
+		return v.(string)
+	}
+	opts := playwright.BrowserTypeLaunchOptions{
+		ExecutablePath:    playwright.String(bin.BinaryPath),
+		Headless:          playwright.Bool(true),
+		Args:              args,
+		IgnoreDefaultArgs: cloakbrowser.IgnoredDefaultArgs(),
+		Env:               browserEnv(),
+		Timeout:           playwright.Float(float64(c.launchTimeout().Milliseconds())),
+	}
+	if c.Launch.Channel != "" {
+		opts.Channel = playwright.String(c.Launch.Channel)
+		opts.ExecutablePath = nil
+	}
+	br, err := pw.Chromium.Launch(opts)
+	if err != nil {
+		c.Log.Warn().Err(err).Msg("read the browser's user agent: the context keeps the browser's own (HeadlessChrome)")
+		return ""
+	}
+	defer func() { _ = br.Close() }()
+	ua := c.headfulFrom(ctx, br)
+	userAgents.Store(key, ua)
+	return ua
+}
+
+// Warnings are the combinations of settings the user asked for that a page
+// can see disagree; they are applied as asked, and logged once per session.
+func (c Config) Warnings() []string {
+	var w []string
+	ua := c.Context.UserAgent
+	if ua != "" && !strings.Contains(ua, "Chrome/") {
+		w = append(w, fmt.Sprintf("--user-agent %q names no Chrome version, but navigator.userAgentData and Sec-CH-UA keep the browser's own Chromium brands: a page can see the two disagree", ua))
+	}
+	if ua != "" && c.Context.Device != "" {
+		w = append(w, fmt.Sprintf("--user-agent replaces the user agent of --device %q; the device's viewport, touch and mobile flags stay: a page can see them disagree if the user agent is another device's", c.Context.Device))
+	}
+	if c.Viewport != nil && c.Context.Device != "" {
+		w = append(w, fmt.Sprintf("--viewport-size %dx%d replaces the viewport of --device %q: its screen and user agent stay", c.Viewport.Width, c.Viewport.Height, c.Context.Device))
+	}
+	return w
+}
+
+var chromeMajor = regexp.MustCompile(`Chrome/(\d+)\.`)
+
+// versionWarning says when a user agent's Chrome version is not the
+// browser's, whose brands and client hints tell its real one; "" when they
+// agree or either is unknown.
+func versionWarning(ua, browserVersion string) string {
+	m := chromeMajor.FindStringSubmatch(ua)
+	major, _, _ := strings.Cut(browserVersion, ".")
+	if m == nil || major == "" || m[1] == major {
+		return ""
+	}
+	return fmt.Sprintf("--user-agent says Chrome %s but the browser is version %s: navigator.userAgentData and Sec-CH-UA report %s, and a page can see them disagree", m[1], browserVersion, major)
+}
+
+// warnVersion logs, once per session, a --user-agent whose Chrome version
+// is not g's browser's.
+func (s *Session) warnVersion(g *Generation) {
+	if s.cfg.Context.UserAgent == "" || !s.versionWarned.CompareAndSwap(false, true) {
+		return
+	}
+	if w := versionWarning(s.cfg.Context.UserAgent, g.BrowserVersion()); w != "" {
+		s.log.Warn().Msg(w)
+	}
+}
+
+// Stealth reports the protections a session configured with c has with
+// bin (cloakbrowser_binary_info's and doctor's "stealthProtections").
+func (c Config) Stealth(bin cloakbrowser.BinaryInfo) cloakbrowser.StealthReport {
+	remote := c.CDPEndpoint != "" || c.Endpoint != "" || c.PickEndpoint != nil
+	r := cloakbrowser.StealthReport{
+		AutomationFlagOff:  !remote,
+		WebdriverFalse:     !remote,
+		FingerprintPatches: bin.Engine == cloakbrowser.EngineCloak,
+		Overrides:          []string{},
+		LaunchSettings:     []string{},
+		Risks:              []string{},
+	}
+	r.Brands, r.BrandsRisk = cloakbrowser.BrandsFor(bin)
+	if r.BrandsRisk {
+		r.Risks = append(r.Risks, "userAgentData brands name Chromium, not Google Chrome")
+	}
+	switch {
+	case c.Context.UserAgent != "":
+		r.UserAgent = "--user-agent (Playwright's userAgent option: an Emulation.setUserAgentOverride per page and worker)"
+		r.UAHeadlessFree = !strings.Contains(c.Context.UserAgent, "HeadlessChrome")
+		r.Overrides = append(r.Overrides, "userAgent")
+	case c.Context.Device != "":
+		r.UserAgent = "the device's (--device)"
+		r.UAHeadlessFree = true
+		r.Overrides = append(r.Overrides, "userAgent", "deviceMetrics", "touch")
+	case c.Headless:
+		r.UserAgent = "the binary's headed user agent (HeadlessChrome → Chrome), set per context with the binary's own brands"
+		r.UAHeadlessFree = true
+		r.Overrides = append(r.Overrides, "userAgent")
+	default:
+		r.UserAgent = "the binary's own (headed)"
+		r.UAHeadlessFree = true
+	}
+	if remote {
+		r.UserAgent = "the remote browser's own"
+		r.UAHeadlessFree = false
+		r.Risks = append(r.Risks, "an attached browser keeps its own launch flags (navigator.webdriver, user agent)")
+	}
+	switch {
+	case c.Context.Device != "":
+		r.Viewport = fmt.Sprintf("device %q (emulated)", c.Context.Device)
+		if c.Viewport != nil {
+			r.Viewport = fmt.Sprintf("device %q with an emulated %dx%d viewport", c.Context.Device, c.Viewport.Width, c.Viewport.Height)
+		}
+	case c.Viewport != nil:
+		r.Viewport = fmt.Sprintf("emulated %dx%d (--viewport-size)", c.Viewport.Width, c.Viewport.Height)
+		r.Overrides = append(r.Overrides, "viewport")
+	case remote:
+		r.Viewport = "the remote browser's"
+	case !c.Headless && bin.Engine != cloakbrowser.EngineCloak:
+		r.Viewport = "a window maximized on the display's own screen"
+		r.LaunchSettings = append(r.LaunchSettings, "--start-maximized")
+	case c.Window != nil:
+		r.Viewport = c.Window.String()
+		r.LaunchSettings = append(r.LaunchSettings, "--window-size")
+	default:
+		r.Viewport = "the browser window (chosen per session)"
+	}
+	if c.Context.Locale != "" {
+		r.Overrides = append(r.Overrides, "locale")
+	}
+	if c.Context.TimezoneID != "" {
+		if c.launchTimezone() {
+			if bin.Engine == cloakbrowser.EngineCloak {
+				r.LaunchSettings = append(r.LaunchSettings, "--fingerprint-timezone")
+			} else {
+				r.LaunchSettings = append(r.LaunchSettings, "TZ")
+			}
+		} else {
+			r.Overrides = append(r.Overrides, "timezone")
+		}
+	}
+	if c.Context.Geolocation != nil {
+		r.Overrides = append(r.Overrides, "geolocation")
+	}
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{c.Context.ColorScheme != "", "colorScheme"}, {c.Context.ReducedMotion != "", "reducedMotion"}, {c.Context.DeviceScaleFactor > 0, "deviceScaleFactor"},
+		{c.Context.IsMobile != nil, "isMobile"}, {c.Context.HasTouch != nil, "hasTouch"}, {c.Context.BypassCSP, "bypassCSP"}} {
+		if o.on {
+			r.Overrides = append(r.Overrides, o.name)
+		}
+	}
+	if !r.FingerprintPatches {
+		r.Risks = append(r.Risks, "no native fingerprint patches (canvas, WebGL, audio, fonts are the machine's own): use the CloakBrowser binary")
+	}
+	return r
+}
