@@ -79,9 +79,11 @@ func TestDropinIdleTimeout(t *testing.T) {
 // TestDropinOutputMaxSize: after each file written, the oldest files of the
 // output dir go until the total fits the cap, and no more.
 func TestDropinOutputMaxSize(t *testing.T) {
-	const limit = 30000 // a screenshot of lab.html is ~12 kB: two fit
+	const limit = 30000 // a screenshot of lab.html at 1280x720 is ~12 kB: two fit
 	srv := pages(t)
-	c, out := inProcess(t, "--output-max-size", fmt.Sprint(limit))
+	// The size is pinned: the default window is a desktop size chosen per
+	// session, and the sizes of the screenshots must not depend on it.
+	c, out := inProcess(t, "--output-max-size", fmt.Sprint(limit), "--viewport-size", "1280x720")
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
 	var names []string
 	sizes := map[string]int64{}

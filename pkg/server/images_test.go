@@ -122,6 +122,19 @@ func TestScreenshotWithinCaps(t *testing.T) {
 	}
 	t.Logf("answer:\n%s", text)
 	full := fileSize(t, linkedFile(t, text))
+	// The page's own width: a viewport image is as wide as the window's
+	// viewport (innerWidth), which includes the scrollbar of a tall page (no
+	// --hide-scrollbars: it gives the automation away); a full-page image is
+	// as wide as the document, without the scrollbar.
+	res = c.Call(t, "browser_evaluate", map[string]any{"function": "() => String(innerWidth)"})
+	wm := regexp.MustCompile(`"(\d+)"`).FindStringSubmatch(mcptest.Text(res))
+	if res.IsError || wm == nil {
+		t.Fatalf("read the page's width:\n%s", mcptest.Text(res))
+	}
+	innerWidth := atoi(t, wm[1])
+	if full.Width > innerWidth || full.Width < innerWidth-20 {
+		t.Fatalf("full-page file is %d px wide, the viewport %d px: want the viewport less at most a scrollbar", full.Width, innerWidth)
+	}
 	if full.Height < 8000 || atoi(t, m[2]) != full.Width || atoi(t, m[3]) != full.Height {
 		t.Fatalf("the line says %sx%s, the linked file is %dx%d (want the whole ~9000 px page)", m[2], m[3], full.Width, full.Height)
 	}
@@ -140,8 +153,8 @@ func TestScreenshotWithinCaps(t *testing.T) {
 	if text := mcptest.Text(res); strings.Contains(text, "Image scaled") || strings.Contains(text, "Image sent") {
 		t.Fatalf("a viewport screenshot was changed:\n%s", text)
 	}
-	if _, _, vp := sentImage(t, res); vp.Width != full.Width || vp.Height >= full.Height {
-		t.Fatalf("viewport image %dx%d", vp.Width, vp.Height)
+	if _, _, vp := sentImage(t, res); vp.Width != innerWidth || vp.Height >= full.Height {
+		t.Fatalf("viewport image %dx%d, want %d px wide (the page's innerWidth) and less tall than the page", vp.Width, vp.Height, innerWidth)
 	}
 
 	// With a filename: the file, full size, and no image (upstream).
@@ -155,8 +168,10 @@ func TestScreenshotWithinCaps(t *testing.T) {
 			t.Fatalf("a named screenshot sent an image:\n%s", text)
 		}
 	}
-	if got := fileSize(t, linkedFile(t, text)); got != full {
-		t.Fatalf("named file is %dx%d, want %dx%d", got.Width, got.Height, full.Width, full.Height)
+	// Full size: the page's height, and its width with or without the
+	// scrollbar (Chromium's full-page capture may or may not count it).
+	if got := fileSize(t, linkedFile(t, text)); got.Height != full.Height || got.Width > innerWidth || got.Width < innerWidth-20 {
+		t.Fatalf("named file is %dx%d, want %d px tall and %d px wide less at most a scrollbar", got.Width, got.Height, full.Height, innerWidth)
 	}
 }
 
