@@ -88,11 +88,17 @@ func (t *Tab) SetShownPage(lines []string) {
 func (t *Tab) SeenURL(url string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.seen.urls == nil {
-		t.seen.urls = map[string]bool{}
+	return mark(&t.seen.urls, url)
+}
+
+// mark records key in *set (made when nil) and reports whether it was
+// there already.
+func mark(set *map[string]bool, key string) bool {
+	if *set == nil {
+		*set = map[string]bool{}
 	}
-	was := t.seen.urls[url]
-	t.seen.urls[url] = true
+	was := (*set)[key]
+	(*set)[key] = true
 	return was
 }
 
@@ -102,10 +108,5 @@ func (t *Tab) SeenURL(url string) bool {
 func (t *Tab) Told(key string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.seen.told == nil {
-		t.seen.told = map[string]bool{}
-	}
-	was := t.seen.told[key]
-	t.seen.told[key] = true
-	return was
+	return mark(&t.seen.told, key)
 }
