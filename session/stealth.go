@@ -104,7 +104,10 @@ func browserUserAgent(ctx context.Context, br playwright.Browser) (string, error
 			ch <- answer{err: err}
 			return
 		}
-		defer func() { _ = s.Detach() }()
+		// Not detached: the session goes with the browser, and a Detach
+		// sent as the browser closes (a session of a few seconds) would
+		// never be answered (the driver drops such a child session's
+		// pending calls), leaving this goroutine behind.
 		v, err := s.Send("Browser.getVersion", nil)
 		if err != nil {
 			ch <- answer{err: err}
