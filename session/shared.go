@@ -271,12 +271,18 @@ func (b *SharedBrowser) Fits(ctx context.Context, cfg Config) bool {
 
 // headfulUA is the current browser's headed user agent ("" when none).
 func (b *SharedBrowser) headfulUA() string {
+	if p := b.proc(); p != nil {
+		return p.headfulUA
+	}
+	return ""
+}
+
+// proc is the shared browser's process now, alive or lost (nil before the
+// first launch or after Close).
+func (b *SharedBrowser) proc() *sharedProc {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cur == nil {
-		return ""
-	}
-	return b.cur.headfulUA
+	return b.cur
 }
 
 // Window is the shared browser's window; nil when its pages are sized by
@@ -291,24 +297,19 @@ func launchOptionsEqual(a, b LaunchOptions) bool {
 // PIDs lists the processes of the current shared browser (none before the
 // first launch or after Close).
 func (b *SharedBrowser) PIDs() []int {
-	b.mu.Lock()
-	p := b.cur
-	b.mu.Unlock()
-	if p == nil {
-		return nil
+	if p := b.proc(); p != nil {
+		return ProfilePIDs(p.profile)
 	}
-	return ProfilePIDs(p.profile)
+	return nil
 }
 
 // ProfileDir is the current shared browser's user data directory (made and
 // removed by Playwright), or "" when none is running or it is unknown.
 func (b *SharedBrowser) ProfileDir() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.cur == nil {
-		return ""
+	if p := b.proc(); p != nil {
+		return p.profile
 	}
-	return b.cur.profile
+	return ""
 }
 
 // Close disposes of the shared browser and waits until its processes are

@@ -302,12 +302,12 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 			// (a history.back() it queued, a timer) while ours loads, on a
 			// slow machine after hijackWindow: ours is started again if
 			// another document replaced it by the end of the wait.
-			ours = t.docNavSeq()
+			ours = t.DocSeq()
 			if err = t.waitDOM(ctx, op, limit-time.Since(started)); err != nil {
 				break
 			}
 			t.waitLoaded(ctx)
-			if t.docNavSeq() != ours {
+			if t.DocSeq() != ours {
 				t.c.env.Log.Debug().Int("tab", t.ID).Str("url", Cut(t.URL())).Msg("the page left replaced our navigation's document while it loaded: navigating again")
 				continue
 			}
@@ -345,7 +345,7 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 	if resp != nil {
 		nav.Status = resp.Status()
 	}
-	if ours != 0 && t.docNavSeq() == ours {
+	if ours != 0 && t.DocSeq() == ours {
 		return nav, nil // waited for above
 	}
 	if err := t.waitDOM(ctx, op, limit-time.Since(started)); err != nil {
@@ -353,13 +353,6 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 	}
 	t.waitLoaded(ctx)
 	return nav, nil
-}
-
-// docNavSeq is the navigation sequence number of the current document.
-func (t *Tab) docNavSeq() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.docNav
 }
 
 // interruptedByOurs reports whether err is Playwright's "is interrupted by
