@@ -226,6 +226,7 @@ func (b *bench) session(ctx context.Context, p *proc, res *results) {
 	}
 	b.formSession(ctx, p, res)
 	b.spaSession(ctx, p, res)
+	b.shopSession(ctx, p, res)
 	b.memory(p, res)
 	b.hostileSession(ctx, p, res)
 }
@@ -306,6 +307,27 @@ func (b *bench) spaSession(ctx context.Context, p *proc, res *results) {
 	}
 	b.actAndObserve(ctx, p, res, "spa", load, "Load orders button", firstOrderID)
 }
+
+// shopSession is act-and-observe on a large page (testdata/bench/shop.html,
+// ~20k characters of snapshot): one "Add to cart" click whose effect is the
+// cart link's count, the common case of a small change on a big page.
+func (b *bench) shopSession(ctx context.Context, p *proc, res *results) {
+	const key = "act-and-observe shop (large page)"
+	snap, err := b.openPage(ctx, p, "/shop.html", "button", shopAddButton)
+	if err != nil {
+		res.fail(key, fmt.Errorf("open shop: %w", err))
+		return
+	}
+	add := refFor(snap, "button", shopAddButton)
+	if add == "" {
+		res.fail(key, fmt.Errorf("no ref for button %q in the snapshot", shopAddButton))
+		return
+	}
+	b.actAndObserve(ctx, p, res, "shop (large page)", add, shopAddButton+" button", "Cart (1)")
+}
+
+// shopAddButton is the accessible name of the first product's cart button.
+const shopAddButton = "Add Trail Runner GTX 1 to cart"
 
 // actAndObserve clicks and counts the characters an agent must read to see
 // the effect (marker): the response, plus the snapshot file it links to,

@@ -1,9 +1,10 @@
 // Package driver makes the Playwright driver (playwright-core's cli.js run by
 // a Node.js binary) available without any CDN, and runs it once per process.
 //
-// The server starts the driver in the background as soon as it starts, so the
-// first browser call does not pay for it; every session shares the one
-// connection it returns.
+// The server starts the driver in the background as soon as it has a client
+// (the stdio client's first request, or HTTP serving), so the first browser
+// call does not pay for it; every session shares the one connection it
+// returns.
 //
 // On Linux the driver dies with the process that started it (a parent-death
 // SIGKILL, armed through setpriv), and runs with a private TMPDIR marked with

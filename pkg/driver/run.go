@@ -73,6 +73,13 @@ func (inst *instance) ended() bool {
 // Start launches the driver in the background, installing it first when
 // autoInstall is set and it is missing.
 func Start(o Options, autoInstall bool) *Driver {
+	d := New(o, autoInstall)
+	d.Begin()
+	return d
+}
+
+// New prepares a driver without starting it: the first Get or Begin does.
+func New(o Options, autoInstall bool) *Driver {
 	d := &Driver{opts: o.Resolved(), autoInstall: autoInstall}
 	tmp, err := privateTempDir()
 	if err != nil {
@@ -83,9 +90,16 @@ func Start(o Options, autoInstall bool) *Driver {
 	if tmp != "" && pdeathsigWrapper() == "" {
 		fmt.Fprintln(d.opts.Log, "cloakbrowser-mcp: setpriv with --pdeathsig not found (util-linux 2.33 or newer): the Playwright driver may outlive this process if it is killed")
 	}
-	// Begin the first start without waiting for it; Get and Close join it.
-	d.starts.Start(d.start)
 	return d
+}
+
+// Begin starts the driver in the background if it is not running or
+// starting, without waiting for it; Get and Close join the start.
+func (d *Driver) Begin() {
+	if inst, err := d.usable(); err != nil || inst != nil {
+		return
+	}
+	d.starts.Start(d.start)
 }
 
 // start is the work of one start, shared by the callers of the flight.

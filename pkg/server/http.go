@@ -90,6 +90,8 @@ func (s *Server) ServeHTTP(ctx context.Context) error {
 // ServeHTTPListener is ServeHTTP on a listener the caller made (for example
 // on port 0 in tests). It takes ownership of ln.
 func (s *Server) ServeHTTPListener(ctx context.Context, ln net.Listener) error {
+	// Sessions come at any time: the driver starts now, not with the first.
+	s.drv.Begin()
 	t, err := s.startHTTP(ln)
 	if err != nil {
 		_ = ln.Close()

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
@@ -79,6 +80,9 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	bg     sync.WaitGroup // background work the server owns (the prewarm)
+	// warm: the stdio session's prewarm is due at the client's first
+	// request (warmArmed) or has started (warmed); under mu.
+	warmArmed, warmed bool
 
 	stdioInit flight.Flight[*session.Session] // creates s.stdio once
 
@@ -142,7 +146,9 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	}
 	sweepStale(log)
 	if s.drv = opts.Driver; s.drv == nil {
-		s.drv, s.ownDriver = driver.Start(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall), true
+		// Started by the first need: HTTP serving, the stdio prewarm (at
+		// the client's first request) or a browser call.
+		s.drv, s.ownDriver = driver.New(DriverOptions(cfg, opts.Log), !cfg.NoAutoInstall), true
 	}
 	s.bin = newBinaryResolver(func(ctx context.Context) (cloakbrowser.BinaryInfo, error) {
 		co := CloakOptions(cfg)
@@ -181,6 +187,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s.cancels = newCancels(log)
 	s.cancels.hooks(hooks)
 	s.shortUnknownURIs(hooks)
+	hooks.AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { s.startPrewarm() })
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
 		server.WithToolCapabilities(false),
 		// The files tools write, per MCP session (resources.go); the list
@@ -391,7 +398,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 	if !s.opts.NoPrewarm {
-		s.bg.Go(s.prewarm)
+		s.mu.Lock()
+		s.warmArmed = true
+		s.mu.Unlock()
 	}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetErrorLogger(stdLogger(s.log, "mcp"))
@@ -400,6 +409,20 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		err = nil
 	}
 	return err
+}
+
+// startPrewarm starts the stdio session's prewarm at the client's first
+// request (its initialize, a few milliseconds after the spawn), once: a
+// process whose client leaves before asking anything (a probe, stdin
+// closed at once) starts no driver and no browser.
+func (s *Server) startPrewarm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.warmArmed || s.warmed || s.closed {
+		return
+	}
+	s.warmed = true
+	s.bg.Go(s.prewarm)
 }
 
 // prewarm launches the stdio session's browser in the background so the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
 
@@ -321,4 +323,56 @@ func compatible(t *testing.T, gotRaw, wantRaw []byte) string {
 		return "additionalProperties differs"
 	}
 	return ""
+}
+
+// TestPrewarmAtFirstRequest: the stdio server launches its browser ahead
+// of the first tool call, but only once a client has asked something: a
+// process whose stdin closes before any request (a probe, a client that
+// left) starts no Playwright driver and no browser; one that got its
+// initialize starts both without a tool call.
+func TestPrewarmAtFirstRequest(t *testing.T) {
+	t.Parallel() // its own server processes, no process-wide state
+	mcptest.Chromium(t)
+	bin := mcptest.Binary(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A node that records each start, first on PATH and named as the
+	// driver's Node.js: every driver start passes through it.
+	wrap := t.TempDir()
+	started := filepath.Join(wrap, "started")
+	script := fmt.Sprintf("#!/bin/sh\necho \"$$ $*\" >> %q\nexec %q \"$@\"\n", started, node)
+	if err := os.WriteFile(filepath.Join(wrap, "node"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env, tmp := serverEnv(t)
+	env = append(env, "PATH="+wrap+string(os.PathListSeparator)+os.Getenv("PATH"), "PLAYWRIGHT_NODEJS_PATH="+filepath.Join(wrap, "node"))
+	args := []string{"--no-download", "--output-dir", filepath.Join(tmp, "out")}
+
+	t.Run("stdin closed before any request", func(t *testing.T) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader("")
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, mcptest.Tail(string(out), 2000))
+		}
+		if b, err := os.ReadFile(started); err == nil {
+			t.Fatalf("a driver was started (node pids %q) for a client that asked nothing:\n%s", b, mcptest.Tail(string(out), 2000))
+		}
+		if strings.Contains(string(out), "browser launched") {
+			t.Fatalf("a browser was launched for a client that asked nothing:\n%s", mcptest.Tail(string(out), 2000))
+		}
+	})
+	t.Run("initialize starts the prewarm", func(t *testing.T) {
+		c := mcptest.StartBinary(t, bin, mcptest.Options{Args: args, Env: env})
+		testtier.EventuallyState(t, 60*time.Second, "the browser launched ahead of any tool call", func() (bool, string) {
+			return strings.Contains(c.Stderr.String(), "browser launched"), mcptest.Tail(c.Stderr.String(), 1000)
+		})
+		if _, err := os.Stat(started); err != nil {
+			t.Fatalf("the browser launched, but not through the driver's Node.js on PATH: %v", err)
+		}
+	})
 }
