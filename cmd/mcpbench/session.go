@@ -295,39 +295,32 @@ func (b *bench) formSession(ctx context.Context, p *proc, res *results) {
 }
 
 func (b *bench) spaSession(ctx context.Context, p *proc, res *results) {
-	snap, err := b.openPage(ctx, p, "/spa.html", "button", "Load orders")
-	if err != nil {
-		res.fail("act-and-observe spa", fmt.Errorf("open spa: %w", err))
-		return
-	}
-	load := refFor(snap, "button", "Load orders")
-	if load == "" {
-		res.fail("act-and-observe spa", fmt.Errorf("no ref for button \"Load orders\" in the snapshot"))
-		return
-	}
-	b.actAndObserve(ctx, p, res, "spa", load, "Load orders button", firstOrderID)
+	b.observeButton(ctx, p, res, "spa", "/spa.html", "Load orders", firstOrderID)
 }
 
 // shopSession is act-and-observe on a large page (testdata/bench/shop.html,
-// ~20k characters of snapshot): one "Add to cart" click whose effect is the
+// ~34k characters of snapshot): one "Add to cart" click whose effect is the
 // cart link's count, the common case of a small change on a big page.
 func (b *bench) shopSession(ctx context.Context, p *proc, res *results) {
-	const key = "act-and-observe shop (large page)"
-	snap, err := b.openPage(ctx, p, "/shop.html", "button", shopAddButton)
-	if err != nil {
-		res.fail(key, fmt.Errorf("open shop: %w", err))
-		return
-	}
-	add := refFor(snap, "button", shopAddButton)
-	if add == "" {
-		res.fail(key, fmt.Errorf("no ref for button %q in the snapshot", shopAddButton))
-		return
-	}
-	b.actAndObserve(ctx, p, res, "shop (large page)", add, shopAddButton+" button", "Cart (1)")
+	b.observeButton(ctx, p, res, "shop (large page)", "/shop.html", "Add Trail Runner GTX 1 to cart", "Cart (1)")
 }
 
-// shopAddButton is the accessible name of the first product's cart button.
-const shopAddButton = "Add Trail Runner GTX 1 to cart"
+// observeButton opens path, finds the ref of the button named name and
+// runs actAndObserve on it, looking for marker.
+func (b *bench) observeButton(ctx context.Context, p *proc, res *results, page, path, name, marker string) {
+	key := "act-and-observe " + page
+	snap, err := b.openPage(ctx, p, path, "button", name)
+	if err != nil {
+		res.fail(key, fmt.Errorf("open %s: %w", path, err))
+		return
+	}
+	ref := refFor(snap, "button", name)
+	if ref == "" {
+		res.fail(key, fmt.Errorf("no ref for button %q in the snapshot", name))
+		return
+	}
+	b.actAndObserve(ctx, p, res, page, ref, name+" button", marker)
+}
 
 // actAndObserve clicks and counts the characters an agent must read to see
 // the effect (marker): the response, plus the snapshot file it links to,
