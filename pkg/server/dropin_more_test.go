@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,12 +30,13 @@ func startIn(t *testing.T, args ...string) (c *mcptest.Client, dir, tree string)
 	return mcptest.StartBinary(t, mcptest.Binary(t), opts), tmp, tree
 }
 
-// browserPIDs are the browser processes of the marked server (those given
-// a profile on their command line).
+// browserPIDs are the browser processes of the marked server: those given
+// a profile on their command line that are not a child process of a browser
+// (--type=renderer, gpu-process, utility…, which come and go with pages).
 func browserPIDs(tree string) map[int]bool {
 	out := map[int]bool{}
 	for _, p := range proctree.Marked(tree) {
-		if strings.Contains(procCmdline(p.PID), "--user-data-dir=") {
+		if cmd := procCmdline(p.PID); strings.Contains(cmd, "--user-data-dir=") && !strings.Contains(cmd, "--type=") {
 			out[p.PID] = true
 		}
 	}
@@ -44,32 +47,53 @@ func browserPIDs(tree string) map[int]bool {
 // processes end; the next call launches a new browser.
 func TestDropinIdleTimeout(t *testing.T) {
 	srv := pages(t)
-	// 4 s: on a loaded machine (race detector, two shards) the gap between
-	// one call's end and the next call's start has exceeded 1.5 s.
-	c, _, tree := startIn(t, "--idle-timeout", "4000")
-	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/lab.html"}, "Page URL:")
-	// A call in flight longer than the timeout keeps the browser: it is
-	// idle time only once the call has ended. The call goes out at once
-	// (the processes are read while it runs): on a loaded machine a gap
-	// between the two calls can itself exceed the timeout.
-	waited := make(chan error, 1)
-	go func() {
-		text, err := c.TryCall("browser_wait_for", map[string]any{"time": 6})
-		if err == nil && !strings.Contains(text, "Waited 6 seconds") {
-			err = fmt.Errorf("browser_wait_for answered %q", text)
+	// A page that answers after longer than the idle timeout, and says when
+	// its request arrived: the first call is a navigation to it, so a call
+	// is in flight from the browser's start, and no gap between two calls
+	// (which on a loaded machine has exceeded the timeout) is in the test.
+	const slowFor = 6 * time.Second
+	arrived := make(chan struct{}, 1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
 		}
-		waited <- err
+		select {
+		case <-time.After(slowFor):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "<title>Slow</title><p>answered late</p>")
+	}))
+	t.Cleanup(slow.Close)
+	c, _, tree := startIn(t, "--idle-timeout", "4000")
+	// A call in flight longer than the timeout keeps the browser: it is
+	// idle time only once the call has ended.
+	navigated := make(chan error, 1)
+	go func() {
+		text, err := c.TryCall("browser_navigate", map[string]any{"url": slow.URL + "/slow"})
+		if err == nil && !strings.Contains(text, "Page Title: Slow") {
+			err = fmt.Errorf("browser_navigate answered %q", text)
+		}
+		navigated <- err
 	}()
+	select {
+	case <-arrived:
+	case err := <-navigated:
+		t.Fatalf("the navigation ended before its page was asked for: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the browser never asked for the slow page")
+	}
 	first := browserPIDs(tree)
 	if len(first) == 0 {
-		t.Fatal("no browser process after a navigation")
+		t.Fatal("no browser process while a navigation is in flight")
 	}
-	if err := <-waited; err != nil {
+	if err := <-navigated; err != nil {
 		t.Fatal(err)
 	}
 	for pid := range first {
 		if !browserPIDs(tree)[pid] {
-			t.Fatalf("browser process %d ended during a call in flight", pid)
+			t.Fatalf("browser process %d ended during a call in flight (%s, longer than the idle timeout)", pid, slowFor)
 		}
 	}
 	testtier.EventuallyState(t, 60*time.Second, "the browser to close after an idle timeout of 4 s", func() (bool, string) {
