@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -82,9 +84,32 @@ func TestBridgeMetaProxyServer(t *testing.T) {
 	}
 }
 
+// recordingProxy is countingProxy that remembers the URLs asked for.
+func recordingProxy(t *testing.T) (*httptest.Server, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.String())
+		mu.Unlock()
+		if r.Method == http.MethodConnect || !r.URL.IsAbs() {
+			http.Error(w, "only plain forward requests", http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>via proxy</title><p>proxied %s</p>`, r.URL.Host)
+	}))
+	t.Cleanup(p.Close)
+	return p, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
+}
+
 func TestBridgeMetaProxyBypass(t *testing.T) {
 	browserEnv(t)
-	proxy, n := countingProxy(t)
+	proxy, seen := recordingProxy(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>direct</title><p>served by the site</p>`)
 	}))
@@ -93,15 +118,23 @@ func TestBridgeMetaProxyBypass(t *testing.T) {
 
 	// Without a bypass even loopback goes through the proxy.
 	all := h.Connect(t, mcptest.ConnectOptions{InitializeMeta: withSettings(map[string]any{"proxyServer": proxy.URL})})
-	must(t, all.Client, "browser_navigate", map[string]any{"url": site.URL}, "Page Title: via proxy")
+	must(t, all.Client, "browser_navigate", map[string]any{"url": site.URL + "/proxied"}, "Page Title: via proxy")
+	if !slices.Contains(seen(), "GET "+site.URL+"/proxied") {
+		t.Fatalf("the proxy did not see the request: %v", seen())
+	}
 
 	byp := h.Connect(t, mcptest.ConnectOptions{InitializeMeta: withSettings(map[string]any{"proxyServer": proxy.URL, "proxyBypass": "127.0.0.1"})})
-	seen := n.Load()
-	must(t, byp.Client, "browser_navigate", map[string]any{"url": site.URL}, "Page Title: direct")
-	if n.Load() != seen {
-		t.Fatalf("the proxy saw %d requests for a bypassed host", n.Load()-seen)
-	}
+	must(t, byp.Client, "browser_navigate", map[string]any{"url": site.URL + "/bypassed"}, "Page Title: direct")
 	must(t, byp.Client, "browser_navigate", map[string]any{"url": "http://meta.invalid/"}, "Page Title: via proxy")
+	got := seen()
+	if !slices.Contains(got, "GET http://meta.invalid/") {
+		t.Fatalf("the proxy did not see the request for a host not bypassed: %v", got)
+	}
+	for _, u := range got {
+		if strings.Contains(u, "/bypassed") {
+			t.Fatalf("the proxy saw the request for a bypassed host: %v", got)
+		}
+	}
 }
 
 // cookiePages sets a persistent cookie on /set and shows the one the server
