@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -262,6 +263,9 @@ func (t *httpTransport) sessionSetupFor(ctx context.Context, principal string, m
 		}
 		return nil, &metaError{meta: m.key, err: err}
 	}
+	if m.Headless != nil && !*m.Headless && !hasDisplay(cfg.Launch.Env) {
+		return nil, &metaError{meta: m.key, field: "headless", err: errors.New("false needs a display, and this server has none (DISPLAY is not set); start the server under Xvfb (xvfb-run) or remove it")}
+	}
 	sc := s.sessionConfigOf(cfg)
 	sc.UserDataDir = ""
 	setup := &sessionSetup{cfg: sc, release: func() {}}
@@ -280,6 +284,21 @@ func (t *httpTransport) sessionSetupFor(ctx context.Context, principal string, m
 		setup.cfg.Shared = t.shared
 	}
 	return setup, nil
+}
+
+// hasDisplay reports whether a headed browser we launch has a display to
+// open its window on: always off Linux; on Linux DISPLAY or WAYLAND_DISPLAY
+// in our environment (the browsers inherit it) or in env (launchOptions).
+func hasDisplay(env map[string]string) bool {
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	for _, k := range []string{"DISPLAY", "WAYLAND_DISPLAY"} {
+		if os.Getenv(k) != "" || env[k] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // principalDirName matches the directory of a principal with a token
@@ -304,7 +323,7 @@ func (s *Server) profileDir(principal, name string) (string, error) {
 	defer a.Close()
 	rel, dir, err := a.Resolve(name, "profile", "")
 	if err != nil {
-		return "", fmt.Errorf("%w; give a directory name inside it, e.g. \"profiles/shop\"", err)
+		return "", err
 	}
 	if rel == "." {
 		return "", fmt.Errorf("%s is the output directory itself; name a directory inside it, e.g. \"profiles/shop\"", outdir.Quote(name))

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/httpguard"
 )
 
@@ -238,6 +241,34 @@ func TestBridgeMetaContextOptions(t *testing.T) {
 	mustNotContain(t, "a session without context options", out, "de-DE", "fr-FR", "Pacific/Chatham", ",801,603,", ",640,480,")
 }
 
+// xvfb starts a virtual display for the test and points the browsers we
+// launch at it (DISPLAY: they inherit our environment).
+func xvfb(t *testing.T) {
+	t.Helper()
+	bin, err := exec.LookPath("Xvfb")
+	if err != nil {
+		t.Fatal("Xvfb not found: run .ci/deps (apt-get install xvfb); a headed browser needs a display")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(bin, "-displayfd", "3", "-screen", "0", "1280x1024x24", "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w}
+	proctree.Own(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	num, err := bufio.NewReader(r).ReadString('\n') // the display, once it accepts clients
+	if err != nil {
+		t.Fatalf("Xvfb did not start: %v", err)
+	}
+	t.Setenv("DISPLAY", ":"+strings.TrimSpace(num))
+}
+
 func TestBridgeMetaHeadless(t *testing.T) {
 	browserEnv(t)
 	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs()})
@@ -245,13 +276,38 @@ func TestBridgeMetaHeadless(t *testing.T) {
 	if !sharesBrowser(t, h, on) {
 		t.Fatal("headless: true (the server's own setting) launched a browser of its own")
 	}
+
+	t.Run("no display", func(t *testing.T) {
+		t.Setenv("DISPLAY", "")
+		t.Setenv("WAYLAND_DISPLAY", "")
+		mustContain(t, "refusal", initRefused(t, h, "", map[string]any{"headless": false}), `.headless: false needs a display`)
+	})
+
+	xvfb(t)
 	off := h.Connect(t, mcptest.ConnectOptions{InitializeMeta: withSettings(map[string]any{"headless": false})})
+	if sharesBrowser(t, h, off) {
+		t.Fatal("headless: false shares the headless browser")
+	}
+	must(t, off.Client, "browser_navigate", map[string]any{"url": "about:blank"})
 	sess, err := h.Server.Sessions().Get(off.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := sess.Config(); c.Headless || c.Shared != nil {
-		t.Fatalf("headless: false gave headless=%v shared=%v; want a headed browser of its own", c.Headless, c.Shared != nil)
+	g := sess.Current()
+	if g == nil || g.ProfileDir == "" {
+		t.Fatal("the session has no browser of its own")
+	}
+	var main []string
+	for _, p := range proctree.WithArg("--user-data-dir=" + g.ProfileDir) {
+		if !slices.ContainsFunc(p.Args, func(a string) bool { return strings.HasPrefix(a, "--type=") }) {
+			main = p.Args
+		}
+	}
+	if main == nil {
+		t.Fatal("the session's browser process was not found")
+	}
+	if slices.ContainsFunc(main, func(a string) bool { return strings.HasPrefix(a, "--headless") }) {
+		t.Fatalf("headless: false launched a headless browser: %v", main)
 	}
 }
 
