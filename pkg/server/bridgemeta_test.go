@@ -315,8 +315,15 @@ func TestBridgeMetaHeadless(t *testing.T) {
 // bad value, refuses the initialize with a JSON-RPC error naming the key
 // and saying what to do, and leaves no session behind.
 func TestBridgeMetaRefused(t *testing.T) {
-	browserEnv(t)
-	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs()})
+	tmp := browserEnv(t)
+	out := filepath.Join(tmp, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tmp, filepath.Join(out, "link")); err != nil {
+		t.Fatal(err)
+	}
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--output-dir", out)})
 	cases := []struct {
 		name string
 		m    map[string]any
@@ -336,6 +343,10 @@ func TestBridgeMetaRefused(t *testing.T) {
 		{"contextOptions proxy", map[string]any{"contextOptions": map[string]any{"proxy": map[string]any{"server": "http://p:1"}}}, `.contextOptions: key "proxy" is not accepted per session`},
 		{"contextOptions viewport", map[string]any{"contextOptions": map[string]any{"viewport": map[string]any{"width": 0, "height": 10}}}, `.contextOptions: viewport must have a positive width and height`},
 		{"contextOptions type", map[string]any{"contextOptions": map[string]any{"locale": 5}}, `.contextOptions: key "locale" must be a string, got number 5`},
+		{"userDataDir in a principal's directory", map[string]any{"userDataDir": "t-0123456789ab/p"}, `.userDataDir: "t-0123456789ab/p" is in another principal's directory`},
+		{"userDataDir through a symlink", map[string]any{"userDataDir": "link/p"}, `.userDataDir: create "link/p" in `},
+		{"userDataDir outside", map[string]any{"userDataDir": "/etc/p"}, `.userDataDir: file "/etc/p" is outside the output directory`},
+		{"userDataDir type", map[string]any{"userDataDir": true}, `.userDataDir: must be a non-empty string`},
 		{"typo", map[string]any{"userdatadir": "p"}, `.userdatadir: is not a setting of this server; did you mean "userDataDir"?`},
 	}
 	for _, tc := range cases {
@@ -348,6 +359,9 @@ func TestBridgeMetaRefused(t *testing.T) {
 	}
 	if st := h.Server.Sessions().Stats(); st.Active != 0 || st.Pending != 0 {
 		t.Fatalf("refused initializes left sessions: %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "p")); err == nil {
+		t.Fatal("a profile directory was made through the symlink")
 	}
 	// With --output-max-size a profile would be evicted file by file.
 	h2 := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--output-max-size", "1000000")})
