@@ -2,8 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/config"
 )
 
 func TestParseBridgeMeta(t *testing.T) {
@@ -75,4 +79,86 @@ func TestParseBridgeMeta(t *testing.T) {
 	if strings.Join(m.others, ",") != "com.example/x,progressToken" {
 		t.Fatalf("others %v", m.others)
 	}
+}
+
+func TestProfileDir(t *testing.T) {
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tmp, filepath.Join(out, "link")); err != nil {
+		t.Fatal(err)
+	}
+	const me, other = "t-aaaaaaaaaaaa", "t-bbbbbbbbbbbb"
+	cases := []struct {
+		name         string
+		principal    string
+		unrestricted bool
+		maxSize      int64
+		path         string
+		want         string // the directory made; "" when refused
+		err          string
+	}{
+		{"relative, anonymous", "anonymous", false, 0, "profiles/a", filepath.Join(out, "profiles", "a"), ""},
+		{"relative, a token", me, false, 0, "p", filepath.Join(out, me, "p"), ""},
+		{"absolute inside", me, false, 0, filepath.Join(out, me, "q"), filepath.Join(out, me, "q"), ""},
+		{"absolute outside", me, false, 0, filepath.Join(tmp, "x"), "", "is outside the output directory"},
+		{"dot-dot", me, false, 0, "../x", "", "is outside the output directory"},
+		{"the area", me, false, 0, ".", "", "is the output directory itself"},
+		{"another's, anonymous", "anonymous", false, 0, other + "/p", "", "in another principal's directory"},
+		{"another's, unrestricted", me, true, 0, filepath.Join(out, other, "p"), "", "in another principal's directory"},
+		{"outside, unrestricted", me, true, 0, filepath.Join(tmp, "free"), filepath.Join(tmp, "free"), ""},
+		{"symlink", "anonymous", false, 0, "link/p", "", "a symlink leading out of it is refused"},
+		{"eviction", me, false, 1 << 20, "p", "", "--output-max-size"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{cfg: config.Default()}
+			s.cfg.OutputDir, s.cfg.AllowUnrestrictedFileAccess, s.cfg.OutputMaxSize = out, tc.unrestricted, tc.maxSize
+			got, err := s.profileDir(tc.principal, tc.path)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %q, %v; want an error with %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+			if st, err := os.Stat(got); err != nil || !st.IsDir() {
+				t.Fatalf("not made: %v", err)
+			}
+		})
+	}
+	for _, p := range []string{filepath.Join(tmp, "p"), filepath.Join(out, other)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("a refused profile made %s", p)
+		}
+	}
+}
+
+func TestProfileClaims(t *testing.T) {
+	var c profileClaims
+	release, ok := c.claim("/a")
+	if !ok {
+		t.Fatal("first claim refused")
+	}
+	if _, ok := c.claim("/a"); ok {
+		t.Fatal("a profile in use was claimed twice")
+	}
+	if _, ok := c.claim("/b"); !ok {
+		t.Fatal("another profile refused")
+	}
+	release()
+	release() // a second release does nothing
+	r2, ok := c.claim("/a")
+	if !ok {
+		t.Fatal("a released profile cannot be claimed")
+	}
+	release()
+	if _, ok := c.claim("/a"); ok {
+		t.Fatal("a stale release freed the new claim")
+	}
+	r2()
 }
