@@ -130,6 +130,7 @@ declare -A weight=(
   [TestStuckTabRecovers]=70 [TestHardeningTabCap]=11 [TestCrashedRendererAnswersAtOnce]=8
   [TestCDPPrincipalIsolation]=10 [TestCDPDevToolsRefused]=10 [TestCDPFilesPerPrincipal]=10 [TestCDPPlaywright]=8
   [TestHardeningDownloadCapWhileStreaming]=6
+  [TestBridgeMetaUserDataDir]=13 [TestBridgeMetaProxyServer]=8 [TestBridgeMetaProxyBypass]=7
 )
 
 # browser_packages lists the packages with browser-tier tests: those whose

@@ -194,6 +194,15 @@ func (res *Reservation) Release() {
 // principal. It fails if the reservation was already used, the key is taken
 // or the registry is shut down; the slot is given back in every failure.
 func (res *Reservation) Activate(key, principal string) (*Session, error) {
+	return res.ActivateWith(key, principal, nil)
+}
+
+// ActivateWith is Activate with the session made by newSession instead of
+// RegistryOptions.New (a session with settings of its own); nil means New.
+func (res *Reservation) ActivateWith(key, principal string, newSession func(handle string) *Session) (*Session, error) {
+	if newSession == nil {
+		newSession = res.r.opts.New
+	}
 	res.mu.Lock()
 	defer res.mu.Unlock()
 	if res.used {
@@ -217,7 +226,7 @@ func (res *Reservation) Activate(key, principal string) (*Session, error) {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("session key %q unusable", redactKey(key))
 	}
-	e.sess = r.opts.New(handle)
+	e.sess = newSession(handle)
 	e.sess.principal = principal // before anyone else sees the session
 	r.byKey[key] = e
 	r.mu.Unlock()

@@ -528,14 +528,8 @@ func (c Config) validateDropin(bad func(setting string, v any, why string)) {
 	if c.CDPTimeout <= 0 {
 		bad("--cdp-timeout", c.CDPTimeout.Milliseconds(), "must be positive milliseconds")
 	}
-	if c.ProxyServer != "" {
-		u, err := url.Parse(c.ProxyServer)
-		if !strings.Contains(c.ProxyServer, "://") {
-			u, err = url.Parse("http://" + c.ProxyServer)
-		}
-		if err != nil || u.Host == "" || !oneOf(u.Scheme, "http", "https", "socks4", "socks5", "socks5h") {
-			bad("--proxy-server", quote(redactURL(c.ProxyServer)), "must be http://, https://, socks4:// or socks5:// host:port")
-		}
+	if c.ProxyServer != "" && checkProxyServer(c.ProxyServer) != nil {
+		bad("--proxy-server", quote(redactURL(c.ProxyServer)), "must be http://, https://, socks4:// or socks5:// host:port")
 	}
 	if c.StorageState != "" {
 		if _, err := os.Stat(c.StorageState); err != nil {

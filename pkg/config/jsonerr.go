@@ -22,7 +22,9 @@ func jsonError(prefix string, data []byte, err error) error {
 	switch {
 	case errors.As(err, &te):
 		val, inArray, mapKey := valueEndingAt(data, te.Offset)
-		key := te.Field
+		// A field of an embedded struct (contextOptions' ContextOptions)
+		// is named as the client wrote it.
+		key := strings.TrimPrefix(te.Field, "ContextOptions.")
 		if mapKey != "" && key != mapKey && !strings.HasSuffix(key, "."+mapKey) {
 			key += "." + mapKey
 		}

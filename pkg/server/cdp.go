@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -65,41 +64,6 @@ func (s *Server) enableCDP(ctx context.Context, sess *session.Session) error {
 		return err
 	}
 	return sess.EnableCDP(lease, s.cdpProxyConfig())
-}
-
-// cdpRequested says whether a new HTTP session wants a CDP endpoint: the
-// initialize request's _meta[<key>].cdpEnabled if set, else def
-// (--cdp-enabled).
-func cdpRequested(params json.RawMessage, def bool) (bool, error) {
-	if len(params) == 0 {
-		return def, nil
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return def, nil // mcp-go answers a malformed initialize itself
-	}
-	for _, key := range MetaKeys {
-		raw, ok := p.Meta[key]
-		if !ok {
-			continue
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return false, fmt.Errorf("initialize _meta[%q] must be an object: %w", key, err)
-		}
-		v, ok := m["cdpEnabled"]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		var on bool
-		if err := json.Unmarshal(v, &on); err != nil {
-			return false, fmt.Errorf("initialize _meta[%q].cdpEnabled must be true or false, got %s: %w", key, v, err)
-		}
-		return on, nil
-	}
-	return def, nil
 }
 
 // existingSession is the caller's session if it exists; it never creates

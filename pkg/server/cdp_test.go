@@ -278,7 +278,7 @@ func TestCDPHTTPSessions(t *testing.T) {
 		status     int
 		want       string
 	}{
-		{"not a boolean", `{"io.github.swimmwatch/cloakbrowser-mcp":{"cdpEnabled":"yes"}}`, http.StatusBadRequest, "cdpEnabled must be true or false"},
+		{"not a boolean", `{"io.github.swimmwatch/cloakbrowser-mcp":{"cdpEnabled":"yes"}}`, http.StatusBadRequest, "cdpEnabled: must be true or false"},
 		{"not an object", `{"io.github.swimmwatch/cloakbrowser-mcp":true}`, http.StatusBadRequest, "must be an object"},
 		{"every port leased", `{"io.github.swimmwatch/cloakbrowser-mcp":{"cdpEnabled":true}}`, http.StatusServiceUnavailable, "CDP endpoint unavailable"},
 	} {

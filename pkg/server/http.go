@@ -67,6 +67,12 @@ type httpTransport struct {
 	pool    *browserPool
 	seatsMu sync.Mutex
 	seats   map[string]*seat
+	// profiles are the profile directories sessions chose (initialize
+	// _meta userDataDir); profileHeld releases each session's claim when
+	// it closes.
+	profiles    profileClaims
+	profileMu   sync.Mutex
+	profileHeld map[string]func()
 
 	draining     chan struct{} // closed when shutdown starts
 	shutdownOnce sync.Once
@@ -243,6 +249,7 @@ func (s *Server) startHTTP(ln net.Listener) (*httpTransport, error) {
 		New:             t.sessionFactory(base),
 		OnClose: func(key, handle string) {
 			t.releaseSeat(handle)
+			t.releaseProfile(handle)
 			if t.fleet != nil {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				t.fleet.Release(ctx, key)

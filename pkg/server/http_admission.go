@@ -22,7 +22,11 @@ import (
 // failure refuses the initialize.
 func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next http.Handler, principal string, msg rpcMessage) {
 	id := msg.ID
-	wantCDP, err := cdpRequested(msg.Params, t.s.cfg.CDP.Enabled)
+	meta, err := parseBridgeMeta(msg.Params)
+	if len(meta.others) > 0 {
+		t.s.log.Debug().Strs("keys", meta.others).Msg("initialize _meta: keys that are not this server's, ignored")
+	}
+	wantCDP := meta.cdpRequested(t.s.cfg.CDP.Enabled)
 	switch {
 	case err != nil:
 		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
@@ -35,6 +39,23 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 		httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS,
 			"CDP is not available on this server: it was started without --cdp-port-range")
 		return
+	}
+	// A session with settings of its own: checked (and its profile
+	// claimed) before a slot is taken, so a refusal costs nothing.
+	var setup *sessionSetup
+	if len(meta.settings()) > 0 {
+		if setup, err = t.sessionSetupFor(r.Context(), principal, meta); err != nil {
+			t.s.log.Info().Err(err).Str("principal", principal).Msg("new session refused: its initialize settings")
+			httpguard.WriteError(w, http.StatusBadRequest, id, mcp.INVALID_PARAMS, err.Error())
+			return
+		}
+		t.s.log.Debug().Strs("settings", meta.settings()).Str("principal", principal).Bool("sharedBrowser", setup.cfg.Shared != nil).
+			Msg("new session with settings of its own")
+		defer func() {
+			if setup != nil { // the session was not created
+				setup.release()
+			}
+		}()
 	}
 	res, err := t.reg.ReserveFor(principal)
 	if err != nil {
@@ -88,10 +109,19 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, next 
 		if sid == "" {
 			return
 		}
-		sess, err := res.Activate(sid, principal)
+		var newSession func(handle string) *session.Session
+		if setup != nil {
+			cfg := setup.cfg
+			newSession = func(handle string) *session.Session { return t.newSession(handle, cfg) }
+		}
+		sess, err := res.ActivateWith(sid, principal, newSession)
 		if err != nil {
 			t.s.log.Warn().Err(err).Msg("session not registered")
 			return
+		}
+		if setup != nil {
+			t.holdProfile(sess.ID(), setup.release)
+			setup = nil // the session owns its profile claim now
 		}
 		if fres != nil {
 			if err := fres.Commit(r.Context(), sid); err != nil {

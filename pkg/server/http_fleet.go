@@ -238,17 +238,41 @@ func (s *seat) release() {
 // sessionFactory makes the registry's sessions: with a pool, each gets a
 // seat (released when the session closes, see releaseSeat).
 func (t *httpTransport) sessionFactory(base session.Config) func(handle string) *session.Session {
+	return func(handle string) *session.Session { return t.newSession(handle, base) }
+}
+
+// newSession makes the session for handle from cfg: with a pool, on a seat
+// of its own in it.
+func (t *httpTransport) newSession(handle string, cfg session.Config) *session.Session {
 	if t.pool == nil {
-		return func(handle string) *session.Session { return session.New(handle, t.s.drv, base) }
-	}
-	return func(handle string) *session.Session {
-		st := &seat{pool: t.pool}
-		cfg := base
-		cfg.PickEndpoint = st.pick
-		t.seatsMu.Lock()
-		t.seats[handle] = st
-		t.seatsMu.Unlock()
 		return session.New(handle, t.s.drv, cfg)
+	}
+	st := &seat{pool: t.pool}
+	cfg.PickEndpoint = st.pick
+	t.seatsMu.Lock()
+	t.seats[handle] = st
+	t.seatsMu.Unlock()
+	return session.New(handle, t.s.drv, cfg)
+}
+
+// holdProfile keeps a session's profile claim until the session is closed.
+func (t *httpTransport) holdProfile(handle string, release func()) {
+	t.profileMu.Lock()
+	defer t.profileMu.Unlock()
+	if t.profileHeld == nil {
+		t.profileHeld = map[string]func(){}
+	}
+	t.profileHeld[handle] = release
+}
+
+// releaseProfile gives back the profile claim of a closed session.
+func (t *httpTransport) releaseProfile(handle string) {
+	t.profileMu.Lock()
+	release := t.profileHeld[handle]
+	delete(t.profileHeld, handle)
+	t.profileMu.Unlock()
+	if release != nil {
+		release()
 	}
 }
 

@@ -261,32 +261,36 @@ func (s *Server) binaryInfo(ctx context.Context) cloakbrowser.BinaryInfo {
 }
 
 // sessionConfig is the launch configuration every session starts from.
-func (s *Server) sessionConfig() session.Config {
+func (s *Server) sessionConfig() session.Config { return s.sessionConfigOf(s.cfg) }
+
+// sessionConfigOf is the session configuration of cfg (the server's, or
+// one HTTP session's own: config.Config.WithSession).
+func (s *Server) sessionConfigOf(cfg config.Config) session.Config {
 	sc := session.Config{
 		ResolveBinary:      s.bin.get,
-		Headless:           s.cfg.Headless,
-		NoSandbox:          s.cfg.SandboxOff(),
-		ExtraArgs:          s.cfg.ExtraArgs,
-		UserDataDir:        s.cfg.UserDataDir,
-		FingerprintSeed:    s.cfg.FingerprintSeed,
-		ActionTimeout:      s.cfg.TimeoutAction,
-		NavigationTimeout:  s.cfg.TimeoutNavigation,
-		MaxDownloadBytes:   s.cfg.MaxDownloadBytes,
-		MaxDownloads:       s.cfg.MaxDownloads,
-		MaxTabs:            s.cfg.MaxTabs,
-		MaxConcurrentCalls: s.cfg.MaxConcurrentCalls,
-		IdleTimeout:        s.cfg.IdleAfter(),
+		Headless:           cfg.Headless,
+		NoSandbox:          cfg.SandboxOff(),
+		ExtraArgs:          cfg.ExtraArgs,
+		UserDataDir:        cfg.UserDataDir,
+		FingerprintSeed:    cfg.FingerprintSeed,
+		ActionTimeout:      cfg.TimeoutAction,
+		NavigationTimeout:  cfg.TimeoutNavigation,
+		MaxDownloadBytes:   cfg.MaxDownloadBytes,
+		MaxDownloads:       cfg.MaxDownloads,
+		MaxTabs:            cfg.MaxTabs,
+		MaxConcurrentCalls: cfg.MaxConcurrentCalls,
+		IdleTimeout:        cfg.IdleAfter(),
 		Log:                s.log,
 		Notify:             s.notes.notice,
 	}
-	if dir, err := filepath.Abs(s.cfg.OutputDir); err == nil {
+	if dir, err := filepath.Abs(cfg.OutputDir); err == nil {
 		sc.OutputDir = dir
 	}
-	if w, h, ok := s.cfg.Viewport(); ok {
+	if w, h, ok := cfg.Viewport(); ok {
 		sc.Viewport = &page.Size{Width: w, Height: h}
 	}
 	// Drop-in options (upstream's flags; pkg/config).
-	c := s.cfg
+	c := cfg
 	sc.CDPEndpoint, sc.CDPHeaders, sc.CDPTimeout = c.CDPEndpoint, c.CDPHeaders, c.CDPTimeout
 	sc.Endpoint, sc.EndpointHeaders = c.Endpoint, c.EndpointHeaders
 	sc.SettleTimeout = c.TimeoutSettle
