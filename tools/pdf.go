@@ -7,8 +7,7 @@ import (
 // pdfTools is upstream's --caps=pdf tool.
 func pdfTools() []*Tool {
 	return []*Tool{
-		{Def: optDef("browser_pdf_save", "Save as PDF", "Save page as PDF", true,
-			props{"filename": pStr("File name to save the pdf to, relative to the output directory. Defaults to `page-{timestamp}.pdf` if not specified.")}),
+		{Def: upstreamDef("browser_pdf_save"),
 			Cap: "pdf", Handle: tabTool("browser_pdf_save", tabOpts{noPage: true}, pdfSave)},
 	}
 }

@@ -19,43 +19,23 @@ import (
 // nothing one session writes is visible to another.
 func storageTools() []*Tool {
 	quiet := tabOpts{noPage: true}
-	t := func(name, title, desc string, ro bool, p props, fn func(*tabCall) error, required ...string) *Tool {
-		return &Tool{Def: optDef(name, title, desc, ro, p, required...), Cap: "storage", Handle: tabTool(name, quiet, fn)}
+	t := func(name string, fn func(*tabCall) error) *Tool {
+		return &Tool{Def: upstreamDef(name), Cap: "storage", Handle: tabTool(name, quiet, fn)}
 	}
 	tools := []*Tool{
-		t("browser_cookie_list", "List cookies", "List all cookies (optionally filtered by domain/path)", true,
-			props{"domain": pStr("Only cookies of this domain and its subdomains"), "path": pStr("Only cookies whose path starts with this")}, cookieList),
-		t("browser_cookie_get", "Get cookie", "Get a specific cookie by name", true,
-			props{"name": pStr("Cookie name to get")}, cookieGet, "name"),
-		t("browser_cookie_set", "Set cookie", "Set a cookie with optional flags (domain, path, expires, httpOnly, secure, sameSite). The domain defaults to the current page's host and must be that host or a parent domain of it: navigate to the site first.", false,
-			props{
-				"name":     pStr("Cookie name"),
-				"value":    pStr("Cookie value"),
-				"domain":   pStr("Cookie domain: the current page's host or a parent domain (prefix with a dot to include subdomains)"),
-				"path":     pStr("Cookie path (default /)"),
-				"expires":  pNum("Cookie expiration as Unix timestamp (seconds); omit for a session cookie"),
-				"httpOnly": pBool("Whether the cookie is HTTP only"),
-				"secure":   pBool("Whether the cookie is secure"),
-				"sameSite": pEnum("Cookie SameSite attribute", "Strict", "Lax", "None"),
-			}, cookieSet, "name", "value"),
-		t("browser_cookie_delete", "Delete cookie", "Delete a specific cookie", false,
-			props{"name": pStr("Cookie name to delete")}, cookieDelete, "name"),
-		t("browser_cookie_clear", "Clear cookies", "Clear all cookies", false, props{}, cookieClear),
-		t("browser_storage_state", "Save storage state", "Save storage state (cookies, local storage) to a file for later reuse", true,
-			props{"filename": pStr("File name to save the storage state to, relative to the output directory. Defaults to `storage-state-{timestamp}.json` if not specified.")}, storageStateSave),
-		t("browser_set_storage_state", "Restore storage state", "Restore storage state (cookies, local storage) from a file. This clears existing cookies and local storage before restoring.", false,
-			props{"filename": pStr("Path to the storage state file to restore from (relative names are taken in the output directory)")}, storageStateRestore, "filename"),
+		t("browser_cookie_list", cookieList),
+		t("browser_cookie_get", cookieGet),
+		t("browser_cookie_set", cookieSet),
+		t("browser_cookie_delete", cookieDelete),
+		t("browser_cookie_clear", cookieClear),
+		t("browser_storage_state", storageStateSave),
+		t("browser_set_storage_state", storageStateRestore),
 	}
 	for _, kind := range []string{"local", "session"} {
-		k, n := kind, kind+"Storage"
 		pre := "browser_" + kind + "storage_"
-		tools = append(tools,
-			t(pre+"list", "List "+n, "List all "+n+" key-value pairs", true, props{}, webStorage(k, "list")),
-			t(pre+"get", "Get "+n+" item", "Get a "+n+" item by key", true, props{"key": pStr("Key to get")}, webStorage(k, "get"), "key"),
-			t(pre+"set", "Set "+n+" item", "Set a "+n+" item", false, props{"key": pStr("Key to set"), "value": pStr("Value to set")}, webStorage(k, "set"), "key", "value"),
-			t(pre+"delete", "Delete "+n+" item", "Delete a "+n+" item", false, props{"key": pStr("Key to delete")}, webStorage(k, "delete"), "key"),
-			t(pre+"clear", "Clear "+n, "Clear all "+n, false, props{}, webStorage(k, "clear")),
-		)
+		for _, op := range []string{"list", "get", "set", "delete", "clear"} {
+			tools = append(tools, t(pre+op, webStorage(kind, op)))
+		}
 	}
 	return tools
 }

@@ -15,28 +15,15 @@ import (
 func testingTools() []*Tool {
 	quiet := tabOpts{noPage: true}
 	return []*Tool{
-		{Def: optDef("browser_generate_locator", "Create locator for element", "Generate locator for the given element to use in tests", true,
-			props{"element": elementProp, "target": targetProp}, "target"),
+		{Def: upstreamDef("browser_generate_locator"),
 			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_generate_locator", quiet, generateLocator)},
-		{Def: optDef("browser_verify_element_visible", "Verify element visible", "Verify element is visible on the page", false,
-			props{
-				"role":           pStr("ROLE of the element. Can be found in the snapshot like this: `- {ROLE} \"Accessible Name\":`"),
-				"accessibleName": pStr("ACCESSIBLE_NAME of the element. Can be found in the snapshot like this: `- role \"{ACCESSIBLE_NAME}\"`"),
-			}, "role", "accessibleName"),
+		{Def: upstreamDef("browser_verify_element_visible"),
 			Cap: "testing", Handle: tabTool("browser_verify_element_visible", quiet, verifyElementVisible)},
-		{Def: optDef("browser_verify_text_visible", "Verify text visible", "Verify text is visible on the page. Prefer browser_verify_element_visible if possible.", false,
-			props{"text": pStr("TEXT to verify. Can be found in the snapshot like this: `- role \"Accessible Name\": {TEXT}` or like this: `- text: {TEXT}`")}, "text"),
+		{Def: upstreamDef("browser_verify_text_visible"),
 			Cap: "testing", Handle: tabTool("browser_verify_text_visible", quiet, verifyTextVisible)},
-		{Def: optDef("browser_verify_list_visible", "Verify list visible", "Verify list is visible on the page", false,
-			props{"element": pStr("Human-readable list description"), "target": pStr("Exact target element reference that points to the list"), "items": pStrings("Items to verify")}, "element", "target", "items"),
+		{Def: upstreamDef("browser_verify_list_visible"),
 			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_verify_list_visible", quiet, verifyListVisible)},
-		{Def: optDef("browser_verify_value", "Verify value", "Verify element value", false,
-			props{
-				"type":    pEnum("Type of the element", "textbox", "checkbox", "radio", "combobox", "slider"),
-				"element": pStr("Human-readable element description"),
-				"target":  pStr("Exact target element reference from the page snapshot"),
-				"value":   pStr(`Value to verify. For checkbox, use "true" or "false".`),
-			}, "type", "element", "target", "value"),
+		{Def: upstreamDef("browser_verify_value"),
 			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_verify_value", quiet, verifyValue)},
 	}
 }
