@@ -210,3 +210,94 @@ func quoteMultiline(text, indent string) string {
 	}
 	return "`\n" + strings.Join(lines, "\n") + "\n" + indent + "`"
 }
+
+// IsFunction reports whether a JavaScript expression, as browser_evaluate
+// takes it, is a function (which Playwright calls) rather than a value:
+// an arrow function, a function expression, or one of them in
+// parentheses. It reads the text only; nothing runs.
+func IsFunction(expr string) bool {
+	s := strings.TrimSpace(expr)
+	for strings.HasPrefix(s, "(") {
+		end := matchingParen(s)
+		if end < 0 {
+			return false
+		}
+		rest := strings.TrimSpace(s[end+1:])
+		if strings.HasPrefix(rest, "=>") {
+			return true
+		}
+		if rest != "" {
+			return false
+		}
+		s = strings.TrimSpace(s[1:end]) // (expr): look inside
+	}
+	if after, ok := strings.CutPrefix(s, "async"); ok && after != "" && !isIdentChar(after[0]) {
+		s = strings.TrimSpace(after)
+		if strings.HasPrefix(s, "(") {
+			end := matchingParen(s)
+			return end >= 0 && strings.HasPrefix(strings.TrimSpace(s[end+1:]), "=>")
+		}
+	}
+	if after, ok := strings.CutPrefix(s, "function"); ok && (after == "" || !isIdentChar(after[0])) {
+		return true
+	}
+	// x => …
+	i := 0
+	for i < len(s) && isIdentChar(s[i]) {
+		i++
+	}
+	return i > 0 && (s[0] < '0' || s[0] > '9') && strings.HasPrefix(strings.TrimSpace(s[i:]), "=>")
+}
+
+func isIdentChar(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// matchingParen is the index of the parenthesis closing s[0], skipping
+// strings, template literals and comments; -1 if there is none.
+func matchingParen(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				if c != ')' {
+					return -1
+				}
+				return i
+			}
+		case '\'', '"', '`':
+			for i++; i < len(s) && s[i] != c; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			if i+1 < len(s) && s[i+1] == '/' {
+				for i < len(s) && s[i] != '\n' {
+					i++
+				}
+			} else if i+1 < len(s) && s[i+1] == '*' {
+				end := strings.Index(s[i+2:], "*/")
+				if end < 0 {
+					return -1
+				}
+				i += end + 3
+			}
+		}
+	}
+	return -1
+}
+
+// ListSnapshot is the ARIA snapshot upstream's browser_verify_list_visible
+// asserts: a list of the items' texts.
+func ListSnapshot(items []string) string {
+	lines := []string{"- list:"}
+	for _, it := range items {
+		lines = append(lines, "  - listitem: "+escapeWithQuotes(literal(it), '"'))
+	}
+	return strings.Join(lines, "\n")
+}

@@ -53,3 +53,38 @@ func TestAssertSnapshot(t *testing.T) {
 		}
 	}
 }
+
+func TestIsFunction(t *testing.T) {
+	cases := map[string]bool{
+		"() => document.title":            true,
+		"(el) => el.value":                true,
+		"async () => { await 1 }":         true,
+		"async (a, b) => a":               true,
+		"x => x * 2":                      true,
+		"async x => x":                    true,
+		"function () { return 1 }":        true,
+		"async function f() {}":           true,
+		"(() => 1)":                       true,
+		"((a = ')') => a)":                true,
+		"(1 + 2)":                         false,
+		"document.title":                  false,
+		"functionName()":                  false,
+		"1":                               false,
+		"(a) + (b)":                       false,
+		"({ a: 1 })":                      false,
+		"(/* ) */ a) => a":                true,
+		"asyncThing":                      false,
+		"  \n () =>\n 1":                  true,
+		"[1, 2].map(x => x)":              false,
+		"`${() => 1}`":                    false,
+		"(a, `)`, b) => a":                true,
+		"(function () { return this })()": false,
+		"(function () { return this })":   true,
+		"new Promise(r => setTimeout(r))": false,
+	}
+	for expr, want := range cases {
+		if got := IsFunction(expr); got != want {
+			t.Errorf("IsFunction(%q) = %v, want %v", expr, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
@@ -121,6 +122,7 @@ func route(c *tabCall) error {
 	if err := c.gen.AddRoute(c.ctx, r); err != nil {
 		return fmt.Errorf("route %s: %w", pattern, err)
 	}
+	c.code("await page.context().route(" + codegen.Quote(pattern) + ", async route => { /* route handler */ });")
 	c.resp.Result("Route added: %s", routeLine(r))
 	return nil
 }
@@ -194,6 +196,7 @@ func networkState(c *tabCall) error {
 	if err := c.gen.SetOffline(c.ctx, offline); err != nil {
 		return fmt.Errorf("set network state: %w", err)
 	}
+	c.code(fmt.Sprintf("await page.context().setOffline(%t);", offline))
 	if offline {
 		c.resp.Result("The browser is offline: every request fails until browser_network_state_set online")
 	} else {

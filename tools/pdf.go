@@ -2,6 +2,8 @@ package tools
 
 import (
 	"fmt"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 )
 
 // pdfTools is upstream's --caps=pdf tool.
@@ -32,6 +34,7 @@ func pdfSave(c *tabCall) error {
 		return err
 	}
 	c.resp.Result("- [Page as pdf](%s) (%d bytes)", c.env.link(p), len(data))
+	c.code("await page.pdf(" + codegen.FormatObject(codegen.Object{"path": c.env.link(p)}, false) + ");")
 	c.publish(p, "PDF")
 	return nil
 }

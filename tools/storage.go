@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
@@ -85,6 +86,7 @@ func cookieList(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("read cookies: %w", err)
 	}
+	c.code("await page.context().cookies();")
 	domain, path := c.args.String("domain", ""), c.args.String("path", "")
 	var lines []string
 	for _, ck := range cookies {
@@ -114,6 +116,7 @@ func cookieGet(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("read cookies: %w", err)
 	}
+	c.code("await page.context().cookies();")
 	var lines []string
 	for _, ck := range cookies {
 		if ck.Name == name {
@@ -189,6 +192,7 @@ func cookieSet(c *tabCall) error {
 	if err := c.gen.AddCookie(c.ctx, ck); err != nil {
 		return fmt.Errorf("set cookie %s: %w", name, err)
 	}
+	c.code("await page.context().addCookies([" + cookieCode(c, ck, origin, path) + "]);")
 	// Chromium drops some cookies silently (SameSite=None without secure).
 	cookies, err := c.gen.Cookies(c.ctx)
 	if err != nil {
@@ -203,8 +207,27 @@ func cookieSet(c *tabCall) error {
 	return fmt.Errorf("the browser did not keep cookie %s (SameSite=None needs secure; an expiry in the past deletes it)", name)
 }
 
+// cookieCode is the cookie as upstream's code shows it (JSON, its keys in
+// upstream's order): the domain defaults to the page's host.
+func cookieCode(c *tabCall, ck page.NewCookie, origin, path string) string {
+	domain := ck.Domain
+	if domain == "" {
+		if u, err := url.Parse(origin); err == nil {
+			domain = u.Hostname()
+		}
+	}
+	f := codegen.Fields{{Key: "name", Value: ck.Name}, {Key: "value", Value: ck.Value}, {Key: "domain", Value: domain}, {Key: "path", Value: path}}
+	for _, k := range []string{"expires", "httpOnly", "secure", "sameSite"} {
+		if c.args.Has(k) {
+			f = append(f, codegen.Field{Key: k, Value: c.args.Raw(k)})
+		}
+	}
+	return f.JSON()
+}
+
 func cookieDelete(c *tabCall) error {
 	name := c.args.String("name", "")
+	c.code("await page.context().clearCookies({ name: " + codegen.Quote(name) + " });")
 	before, err := c.gen.Cookies(c.ctx)
 	if err != nil {
 		return fmt.Errorf("read cookies: %w", err)
@@ -234,6 +257,7 @@ func cookieClear(c *tabCall) error {
 	if err := c.gen.ClearCookies(c.ctx); err != nil {
 		return fmt.Errorf("clear cookies: %w", err)
 	}
+	c.code("await page.context().clearCookies();")
 	c.resp.Result("Cleared %d cookie(s)", len(before))
 	return nil
 }
@@ -250,6 +274,18 @@ func webStorage(kind, op string) func(*tabCall) error {
 				return c.tab.URL()
 			}
 			return u.Scheme + "://" + u.Host
+		}
+		switch op {
+		case "list":
+			c.code("await page." + name + ".items();")
+		case "get":
+			c.code("await page." + name + ".getItem(" + codegen.Quote(key) + ");")
+		case "set":
+			c.code("await page." + name + ".setItem(" + codegen.Quote(key) + ", " + codegen.Quote(value) + ");")
+		case "delete":
+			c.code("await page." + name + ".removeItem(" + codegen.Quote(key) + ");")
+		case "clear":
+			c.code("await page." + name + ".clear();")
 		}
 		switch op {
 		case "list":
@@ -321,6 +357,7 @@ func storageStateSave(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("await page.context().storageState({ path: " + codegen.Quote(c.env.link(p)) + " });")
 	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", c.env.link(p), st.Cookies, st.Origins)
 	c.publish(p, "Storage state")
 	return nil
@@ -438,6 +475,7 @@ func storageStateRestore(c *tabCall) error {
 	if err := c.gen.SetStorageState(c.ctx, b); err != nil {
 		return fmt.Errorf("restore storage state from %s: %w", name, err)
 	}
+	c.code("await page.context().setStorageState(" + codegen.Quote(name) + ");")
 	c.resp.Result("Restored %d cookie(s) and localStorage of %d origin(s) from %s; the earlier cookies and localStorage were cleared", nc, no, c.env.link(p))
 	return nil
 }

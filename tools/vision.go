@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -25,6 +26,9 @@ func visionTools() []*Tool {
 		t("browser_mouse_wheel", mouseWheel),
 	}
 }
+
+// js prints a coordinate as upstream's code lines do.
+func js(f float64) string { return codegen.Number(f) }
 
 // maxClickDelay bounds the milliseconds between a click's press and release.
 const maxClickDelay = 5000
@@ -64,6 +68,18 @@ func mouseClick(c *tabCall) error {
 		}
 		o.Delay = time.Duration(d * float64(time.Millisecond))
 	}
+	opts := codegen.Object{"button": codegen.Omitted, "clickCount": codegen.Omitted, "delay": codegen.Omitted}
+	for _, k := range []string{"button", "clickCount", "delay"} {
+		if c.args.Has(k) {
+			opts[k] = c.args.Raw(k)
+		}
+	}
+	optsArg := codegen.FormatOptions(opts)
+	if optsArg != "" {
+		optsArg = ", " + optsArg
+	}
+	c.code("// Click mouse at coordinates (" + js(p[0]) + ", " + js(p[1]) + ")")
+	c.code("await page.mouse.click(" + js(p[0]) + ", " + js(p[1]) + optsArg + ");")
 	if err := c.tab.Act(c.ctx, c.tab.MouseClick(p[0], p[1], o)); err != nil {
 		return err
 	}
@@ -76,6 +92,8 @@ func mouseMove(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("// Move mouse to (" + js(p[0]) + ", " + js(p[1]) + ")")
+	c.code("await page.mouse.move(" + js(p[0]) + ", " + js(p[1]) + ");")
 	if err := c.tab.Act(c.ctx, c.tab.MouseMove(p[0], p[1])); err != nil {
 		return err
 	}
@@ -87,9 +105,17 @@ func mouseButton(down bool) func(*tabCall) error {
 	return func(c *tabCall) error {
 		b := c.args.String("button", "left")
 		step := c.tab.MouseUp(b)
+		method := "up"
 		if down {
 			step = c.tab.MouseDown(b)
+			method = "down"
 		}
+		opts := codegen.Object{"button": codegen.Omitted}
+		if c.args.Has("button") {
+			opts["button"] = b
+		}
+		c.code("// Press mouse " + method)
+		c.code("await page.mouse." + method + "(" + codegen.FormatOptions(opts) + ");")
 		if err := c.tab.Act(c.ctx, step); err != nil {
 			return err
 		}
@@ -107,6 +133,11 @@ func mouseDrag(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("// Drag mouse from (" + js(p[0]) + ", " + js(p[1]) + ") to (" + js(p[2]) + ", " + js(p[3]) + ")")
+	c.code("await page.mouse.move(" + js(p[0]) + ", " + js(p[1]) + ");")
+	c.code("await page.mouse.down();")
+	c.code("await page.mouse.move(" + js(p[2]) + ", " + js(p[3]) + ");")
+	c.code("await page.mouse.up();")
 	if err := c.tab.Act(c.ctx, c.tab.MouseDrag(p[0], p[1], p[2], p[3])); err != nil {
 		return err
 	}
@@ -119,6 +150,8 @@ func mouseWheel(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("// Scroll mouse wheel")
+	c.code("await page.mouse.wheel(" + js(p[0]) + ", " + js(p[1]) + ");")
 	if err := c.tab.Act(c.ctx, c.tab.MouseWheel(p[0], p[1])); err != nil {
 		return err
 	}
