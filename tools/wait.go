@@ -33,9 +33,9 @@ func waitFor(c *tabCall) error {
 		return fmt.Errorf("time must be between 0 and %v seconds, got %v", maxWait.Seconds(), secs)
 	}
 	if secs > 0 {
-		if text == "" && gone == "" {
-			c.code("await new Promise(f => setTimeout(f, " + codegen.Number(secs) + " * 1000));")
-		}
+		// Upstream takes time as the texts' timeout; this server sleeps
+		// first (see waitFor), and the code says so.
+		c.code("await new Promise(f => setTimeout(f, " + codegen.Number(secs) + " * 1000));")
 		select {
 		case <-time.After(time.Duration(secs * float64(time.Second))):
 		case <-c.tab.ModalOpened():

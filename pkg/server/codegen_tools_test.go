@@ -80,7 +80,7 @@ var codegenToolSteps = []struct {
 // sections compare line for line once ports, the upload file's directory
 // and the directories of written files are taken out (where files go is
 // each server's own policy). browser_run_code_unsafe, for which upstream
-// prints the snippet, is refused here (TestRunCodeUnsafeRefused).
+// prints the snippet, is refused here (TestEveryCoreTool).
 func TestCodegenToolsMatchUpstream(t *testing.T) {
 	srv := toolPages(t)
 	page := srv.URL + "/codegen-tools.html"
