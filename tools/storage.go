@@ -172,9 +172,16 @@ func cookieSet(c *tabCall) error {
 		return fmt.Errorf("cookie path %s must start with /", clip.Quote(path))
 	}
 	ck := page.NewCookie{Name: name, Value: value, SameSite: c.args.String("sameSite", "")}
-	if domain != "" {
+	switch {
+	case domain != "":
 		ck.Domain, ck.Path = domain, path
-	} else {
+	case path != "/":
+		// A cookie set by URL gets the URL's directory as its path
+		// ("/x" → "/"): the path the agent gave needs domain and path, the
+		// page's host as upstream defaults it.
+		u, _ := url.Parse(origin)
+		ck.Domain, ck.Path = u.Hostname(), path
+	default:
 		ck.URL = origin + path
 	}
 	if c.args.Has("expires") {

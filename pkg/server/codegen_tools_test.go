@@ -44,7 +44,7 @@ var codegenToolSteps = []struct {
 	{"go online", "browser_network_state_set", map[string]any{"state": "online"}, nil},
 	{"route", "browser_route", map[string]any{"pattern": "**/api/it's", "body": "{}", "contentType": "application/json"}, nil},
 	{"set a cookie", "browser_cookie_set", map[string]any{"name": "flavour", "value": "oat 'n' raisin"}, nil},
-	{"set a cookie with flags", "browser_cookie_set", map[string]any{"name": "s", "value": "1", "path": "/", "expires": 4102444800, "httpOnly": true, "secure": false, "sameSite": "Lax"}, nil},
+	{"set a cookie with flags", "browser_cookie_set", map[string]any{"name": "s", "value": "1", "path": "/x", "expires": 4102444800, "httpOnly": true, "secure": false, "sameSite": "Lax"}, nil},
 	{"list cookies", "browser_cookie_list", map[string]any{}, nil},
 	{"get a cookie", "browser_cookie_get", map[string]any{"name": "flavour"}, nil},
 	{"delete a cookie", "browser_cookie_delete", map[string]any{"name": "flavour"}, nil},
