@@ -14,7 +14,7 @@ import (
 // recorder's action names).
 type Action struct {
 	// Name is click, hover, check, uncheck, fill, press, select, navigate,
-	// assertVisible, assertValue or assertChecked.
+	// assertVisible, assertValue, assertChecked or assertSnapshot.
 	Name string
 	// Selector is the Playwright selector of the element acted on.
 	Selector string
@@ -37,6 +37,8 @@ type Action struct {
 	Value string
 	// Checked is what assertChecked expects.
 	Checked bool
+	// AriaSnapshot is what assertSnapshot expects the element to match.
+	AriaSnapshot string
 }
 
 // Code is the code of one tool call: lines upstream adds as they are (always
@@ -175,6 +177,8 @@ func (a Action) render(lang Language) string {
 				return "expect(" + loc + ").to_be_empty()"
 			}
 			return "expect(" + loc + ").to_have_value(" + q(a.Value) + ")"
+		case "assertSnapshot":
+			return "expect(" + loc + ").to_match_aria_snapshot(" + q(a.AriaSnapshot) + ")"
 		}
 	case Java:
 		switch a.Name {
@@ -218,6 +222,8 @@ func (a Action) render(lang Language) string {
 				return "assertThat(" + loc + ").isEmpty();"
 			}
 			return "assertThat(" + loc + ").hasValue(" + q(a.Value) + ");"
+		case "assertSnapshot":
+			return "assertThat(" + loc + ").matchesAriaSnapshot(" + q(a.AriaSnapshot) + ");"
 		}
 	case CSharp:
 		switch a.Name {
@@ -253,6 +259,8 @@ func (a Action) render(lang Language) string {
 				return "await Expect(" + loc + ").ToBeEmptyAsync();"
 			}
 			return "await Expect(" + loc + ").ToHaveValueAsync(" + q(a.Value) + ");"
+		case "assertSnapshot":
+			return "await Expect(" + loc + ").ToMatchAriaSnapshotAsync(" + q(a.AriaSnapshot) + ");"
 		}
 	default:
 		switch a.Name {
@@ -289,6 +297,8 @@ func (a Action) render(lang Language) string {
 				return "await expect(" + loc + ").toBeEmpty();"
 			}
 			return "await expect(" + loc + ").toHaveValue(" + q(a.Value) + ");"
+		case "assertSnapshot":
+			return "await expect(" + loc + ").toMatchAriaSnapshot(" + quoteMultiline(literal(a.AriaSnapshot), "  ") + ");"
 		}
 	}
 	return ""

@@ -155,3 +155,16 @@ func (c *tabCall) lookupSecret(text string) (value, codeText string, secret bool
 	}
 	return text, text, false
 }
+
+// code adds a line of upstream's hand-written TypeScript to the call's code
+// section; upstream prints these as they are whatever --codegen says.
+func (c *tabCall) code(line string) { c.resp.Code().Add(line) }
+
+// tsLocator is an element as a TypeScript locator on page, for a code
+// line: "page.getByRole('button', { name: 'Save' })".
+func (c *tabCall) tsLocator(el *page.Element, target string) string {
+	if c.env.Output.lang() == codegen.None {
+		return ""
+	}
+	return "page." + codegen.AsLocator(codegen.TypeScript, c.codeSelector(el, target))
+}

@@ -17,16 +17,13 @@ import (
 func devtoolsTools() []*Tool {
 	quiet := tabOpts{noPage: true}
 	return []*Tool{
-		{Def: optDef("browser_start_tracing", "Start tracing", "Start trace recording (a Playwright trace with screenshots and DOM snapshots)", true, props{}),
+		{Def: upstreamDef("browser_start_tracing"),
 			Cap: "devtools", Handle: tabTool("browser_start_tracing", quiet, startTracing)},
-		{Def: optDef("browser_stop_tracing", "Stop tracing", "Stop trace recording and save it as a .zip the Playwright trace viewer opens", true,
-			props{"filename": pStr("File name for the trace, relative to the output directory. Defaults to `trace-{timestamp}.zip`.")}),
+		{Def: extendedDef("browser_stop_tracing", props{"filename": pStr("File name for the trace, relative to the output directory. Defaults to `trace-{timestamp}.zip`.")}),
 			Cap: "devtools", Handle: tabTool("browser_stop_tracing", quiet, stopTracing)},
-		{Def: optDef("browser_highlight", "Highlight element", "Show a persistent highlight overlay around the element on the page.", true,
-			props{"element": elementProp, "target": targetProp, "style": pStr(`Additional inline CSS applied to the highlight overlay, e.g. "outline: 2px dashed red".`)}, "target"),
+		{Def: upstreamDef("browser_highlight"),
 			Cap: "devtools", Aliases: refAlias, Handle: tabTool("browser_highlight", quiet, highlight)},
-		{Def: optDef("browser_hide_highlight", "Hide element highlight", "Remove a highlight overlay previously added for the element, or all of them when no element is given.", true,
-			props{"element": pStr("Human-readable element description used when adding the highlight; must match the value passed to browser_highlight."), "target": targetProp}),
+		{Def: upstreamDef("browser_hide_highlight"),
 			Cap: "devtools", Aliases: refAlias, Handle: tabTool("browser_hide_highlight", quiet, hideHighlight)},
 	}
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -44,6 +45,13 @@ func emulateMedia(c *tabCall) error {
 	if set == 0 {
 		return fmt.Errorf("pass at least one of colorScheme, reducedMotion, forcedColors, contrast, media")
 	}
+	given := codegen.Object{}
+	for _, k := range []string{"colorScheme", "reducedMotion", "forcedColors", "contrast", "media"} {
+		if v, ok := c.args.m[k]; ok {
+			given[k] = v
+		}
+	}
+	c.code("await page.emulateMedia(" + codegen.FormatObject(given, true) + ");")
 	if err := c.tab.EmulateMedia(c.ctx, o); err != nil {
 		return err
 	}
@@ -56,6 +64,7 @@ func resize(c *tabCall) error {
 	if w < 1 || h < 1 || w > 16384 || h > 16384 {
 		return fmt.Errorf("width and height must be between 1 and 16384, got %vx%v", w, h)
 	}
+	c.code("await page.setViewportSize({ width: " + js(w) + ", height: " + js(h) + " });")
 	if err := c.tab.SetViewportSize(c.ctx, int(w), int(h)); err != nil {
 		return err
 	}

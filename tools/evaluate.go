@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
@@ -46,6 +47,15 @@ func evaluate(c *tabCall) error {
 		return fmt.Errorf("the function did not finish within %v; it may still be running in the page", evaluateTimeout)
 	case err != nil:
 		return fmt.Errorf("evaluate: %s", friendlyError(err))
+	}
+	expr := fn
+	if !codegen.IsFunction(fn) {
+		expr = "() => (" + fn + ")"
+	}
+	if el != nil {
+		c.code("await " + c.tsLocator(el, c.args.String("target", "")) + ".evaluate(" + codegen.Quote(expr) + ");")
+	} else {
+		c.code("await page.evaluate(" + codegen.Quote(expr) + ");")
 	}
 	if err := c.evalResult(v); err != nil {
 		return err

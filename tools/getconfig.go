@@ -9,7 +9,7 @@ import (
 // configTools is upstream's --caps=config: the resolved configuration.
 func configTools() []*Tool {
 	return []*Tool{{
-		Def: optDef("browser_get_config", "Get config", "Get the final resolved config after merging CLI options, environment variables and config file.", true, props{}),
+		Def: upstreamDef("browser_get_config"),
 		Cap: "config", Handle: getConfig,
 	}}
 }

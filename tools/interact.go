@@ -242,7 +242,23 @@ func drop(c *tabCall) error {
 		items[k] = v
 	}
 	arg := map[string]any{"files": files, "data": items}
-	return c.act(el.Run(`(el, arg) => {
+	payload := codegen.Object{"files": codegen.Omitted, "data": codegen.Omitted}
+	switch len(paths) {
+	case 0:
+	case 1:
+		payload["files"] = paths[0]
+	default:
+		payload["files"] = paths
+	}
+	if c.args.Has("data") {
+		d := codegen.Object{}
+		for k, v := range data {
+			d[k] = v
+		}
+		payload["data"] = d
+	}
+	codeLine := "await " + c.tsLocator(el, c.args.String("target", "")) + ".drop(" + codegen.FormatObject(payload, false) + ");"
+	if err := c.act(el.Run(`(el, arg) => {
 			const dt = new DataTransfer();
 			for (const [type, value] of Object.entries(arg.data)) dt.setData(type, value);
 			for (const f of arg.files) {
@@ -254,5 +270,9 @@ func drop(c *tabCall) error {
 			el.dispatchEvent(new DragEvent('dragenter', opts));
 			el.dispatchEvent(new DragEvent('dragover', opts));
 			el.dispatchEvent(new DragEvent('drop', opts));
-		}`, arg))
+		}`, arg)); err != nil {
+		return err
+	}
+	c.code(codeLine)
+	return nil
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -42,6 +43,11 @@ func fileUpload(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	paths := "undefined" // upstream's JSON.stringify of no paths
+	if c.args.Has("paths") {
+		paths = codegen.JSON(c.args.Strings("paths"))
+	}
+	c.code("await fileChooser.setFiles(" + paths + ")") // upstream's line, without a semicolon
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	if err := c.tab.ChooseFiles(c.ctx, m, clean); err != nil {
 		return fmt.Errorf("set files: %w", err)

@@ -2,9 +2,11 @@ package tools
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
@@ -14,23 +16,13 @@ import (
 func networkTools() []*Tool {
 	quiet := tabOpts{noPage: true}
 	return []*Tool{
-		{Def: optDef("browser_route", "Mock network requests", "Set up a route to mock network requests matching a URL pattern. With status, body or contentType it answers with a mock response (headers are response headers); otherwise the request continues to the server with headers added (headers) or removed (removeHeaders).", false,
-			props{
-				"pattern":       pStr(`URL glob to match the whole URL (e.g., "**/api/users", "**/*.{png,jpg}", "https://example.com/*")`),
-				"status":        map[string]any{"type": "number", "minimum": 100, "maximum": 599, "description": "HTTP status code to return (default: 200)"},
-				"body":          pStr("Response body (text or JSON string)"),
-				"contentType":   pStr(`Content-Type header (e.g., "application/json", "text/html")`),
-				"headers":       pStrings(`Headers to add in "Name: Value" format`),
-				"removeHeaders": pStr("Comma-separated list of header names to remove from request"),
-			}, "pattern"),
+		{Def: upstreamDef("browser_route"),
 			Cap: "network", Handle: tabTool("browser_route", quiet, route)},
-		{Def: optDef("browser_route_list", "List network routes", "List all active network routes", true, props{}),
+		{Def: upstreamDef("browser_route_list"),
 			Cap: "network", Handle: tabTool("browser_route_list", quiet, routeList)},
-		{Def: optDef("browser_unroute", "Remove network routes", "Remove network routes matching a pattern (or all routes if no pattern specified)", false,
-			props{"pattern": pStr("URL pattern to unroute (omit to remove all routes)")}),
+		{Def: upstreamDef("browser_unroute"),
 			Cap: "network", Handle: tabTool("browser_unroute", quiet, unroute)},
-		{Def: optDef("browser_network_state_set", "Set network state", "Sets the browser network state to online or offline. When offline, all network requests will fail.", false,
-			props{"state": pEnum(`Set to "offline" to simulate offline mode, "online" to restore network connectivity`, "online", "offline")}, "state"),
+		{Def: upstreamDef("browser_network_state_set"),
 			Cap: "network", Handle: tabTool("browser_network_state_set", quiet, networkState)},
 	}
 }
@@ -111,7 +103,11 @@ func route(c *tabCall) error {
 	}
 	r := session.Route{Pattern: pattern, Headers: hdrs, Body: c.args.String("body", ""), ContentType: c.args.String("contentType", "")}
 	r.Fulfill = c.args.Has("status") || c.args.Has("body") || c.args.Has("contentType")
-	r.Status = int(c.args.Number("status", 200))
+	status := c.args.Number("status", 200)
+	if status != math.Trunc(status) || status < 100 || status > 599 {
+		return fmt.Errorf("status=%v is not an HTTP status: pass a whole number from 100 to 599", status)
+	}
+	r.Status = int(status)
 	for _, h := range strings.Split(c.args.String("removeHeaders", ""), ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			r.RemoveHeaders = append(r.RemoveHeaders, strings.ToLower(h))
@@ -126,6 +122,7 @@ func route(c *tabCall) error {
 	if err := c.gen.AddRoute(c.ctx, r); err != nil {
 		return fmt.Errorf("route %s: %w", pattern, err)
 	}
+	c.code("await page.context().route(" + codegen.Quote(pattern) + ", async route => { /* route handler */ });")
 	c.resp.Result("Route added: %s", routeLine(r))
 	return nil
 }
@@ -199,6 +196,7 @@ func networkState(c *tabCall) error {
 	if err := c.gen.SetOffline(c.ctx, offline); err != nil {
 		return fmt.Errorf("set network state: %w", err)
 	}
+	c.code(fmt.Sprintf("await page.context().setOffline(%t);", offline))
 	if offline {
 		c.resp.Result("The browser is offline: every request fails until browser_network_state_set online")
 	} else {

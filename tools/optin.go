@@ -17,7 +17,6 @@ var (
 )
 
 func pStr(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-func pNum(desc string) map[string]any { return map[string]any{"type": "number", "description": desc} }
 func pBool(desc string) map[string]any {
 	return map[string]any{"type": "boolean", "description": desc}
 }
@@ -28,9 +27,9 @@ func pStrings(desc string) map[string]any {
 	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
 }
 
-// optDef builds the definition of a tool this server adds (or an upstream
-// opt-in tool whose schema is not in the embedded 0.0.83 file): a strict
-// object schema, with upstream's annotation conventions.
+// optDef builds the definition of a tool this server adds (upstream's own
+// tools use upstreamDef): a strict object schema, with upstream's
+// annotation conventions.
 func optDef(name, title, desc string, readOnly bool, p props, required ...string) mcp.Tool {
 	s := map[string]any{"type": "object", "properties": map[string]any(p), "additionalProperties": false}
 	if len(required) > 0 {

@@ -2,13 +2,14 @@ package tools
 
 import (
 	"fmt"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 )
 
 // pdfTools is upstream's --caps=pdf tool.
 func pdfTools() []*Tool {
 	return []*Tool{
-		{Def: optDef("browser_pdf_save", "Save as PDF", "Save page as PDF", true,
-			props{"filename": pStr("File name to save the pdf to, relative to the output directory. Defaults to `page-{timestamp}.pdf` if not specified.")}),
+		{Def: upstreamDef("browser_pdf_save"),
 			Cap: "pdf", Handle: tabTool("browser_pdf_save", tabOpts{noPage: true}, pdfSave)},
 	}
 }
@@ -33,6 +34,7 @@ func pdfSave(c *tabCall) error {
 		return err
 	}
 	c.resp.Result("- [Page as pdf](%s) (%d bytes)", c.env.link(p), len(data))
+	c.code("await page.pdf(" + codegen.FormatObject(codegen.Object{"path": c.env.link(p)}, false) + ");")
 	c.publish(p, "PDF")
 	return nil
 }

@@ -29,10 +29,18 @@ type upstreamTool struct {
 	} `json:"annotations"`
 }
 
-var upstream = loadUpstream()
+// upstream are upstream's 25 core tools (the reference file); upstreamOptIn
+// the rest of what it lists with every --caps group enabled (a copy of
+// testdata/upstream/tools-list-all-caps.json, which the upstream task
+// re-records).
+var (
+	upstream      = loadUpstream("schemas/playwright-mcp-0.0.83.json", nil)
+	upstreamOptIn = loadUpstream("schemas/playwright-mcp-0.0.83-all-caps.json", upstream)
+)
 
-func loadUpstream() map[string]upstreamTool {
-	b, err := schemaFS.ReadFile("schemas/playwright-mcp-0.0.83.json")
+// loadUpstream reads an embedded tools/list, leaving out the tools of skip.
+func loadUpstream(name string, skip map[string]upstreamTool) map[string]upstreamTool {
+	b, err := schemaFS.ReadFile(name)
 	if err != nil {
 		panic(err) // embedded at build time
 	}
@@ -40,19 +48,24 @@ func loadUpstream() map[string]upstreamTool {
 		Tools []upstreamTool `json:"tools"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		panic(fmt.Sprintf("embedded upstream schemas: %v", err))
+		panic(fmt.Sprintf("embedded upstream schemas %s: %v", name, err))
 	}
 	m := make(map[string]upstreamTool, len(doc.Tools))
 	for _, t := range doc.Tools {
-		m[t.Name] = t
+		if _, ok := skip[t.Name]; !ok {
+			m[t.Name] = t
+		}
 	}
 	return m
 }
 
-// upstreamDef returns the MCP tool definition of an upstream tool, with the
-// exact schema upstream publishes.
+// upstreamDef returns the MCP tool definition of an upstream tool (core or
+// opt-in), with the exact schema upstream publishes.
 func upstreamDef(name string) mcp.Tool {
 	u, ok := upstream[name]
+	if !ok {
+		u, ok = upstreamOptIn[name]
+	}
 	if !ok {
 		panic("no upstream schema for " + name)
 	}
@@ -67,6 +80,33 @@ func upstreamDef(name string) mcp.Tool {
 			OpenWorldHint:   u.Annotations.OpenWorldHint,
 		},
 	}
+}
+
+// extendedDef is upstreamDef with properties this server adds; upstream's
+// own properties, required list and strictness stay as they are.
+func extendedDef(name string, add props) mcp.Tool {
+	d := upstreamDef(name)
+	var s map[string]any
+	if err := json.Unmarshal(d.RawInputSchema, &s); err != nil {
+		panic(fmt.Sprintf("schema of %s: %v", name, err)) // static data
+	}
+	p, _ := s["properties"].(map[string]any)
+	if p == nil {
+		p = map[string]any{}
+		s["properties"] = p
+	}
+	for k, v := range add {
+		if _, dup := p[k]; dup {
+			panic(fmt.Sprintf("%s: upstream already has property %s", name, k))
+		}
+		p[k] = v
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("schema of %s: %v", name, err))
+	}
+	d.RawInputSchema = raw
+	return d
 }
 
 // withoutDialect drops "$schema" from a schema. MCP's default dialect is

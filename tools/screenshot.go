@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -39,12 +40,14 @@ func screenshot(c *tabCall) error {
 	var data []byte
 	var err error
 	what := "viewport"
+	codeOn := "page"
 	if target != "" {
 		el, lerr := c.locate(target)
 		if lerr != nil {
 			return lerr
 		}
 		what = c.describe(target)
+		codeOn = c.tsLocator(el, target)
 		data, err = el.Screenshot(c.ctx, o)
 	} else {
 		if full {
@@ -60,6 +63,24 @@ func screenshot(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	// As upstream: the label is the agent's element description, the
+	// options those of the call, the path the file's.
+	label := map[bool]string{true: "full page", false: "viewport"}[full]
+	if target != "" {
+		label = c.args.String("element", "")
+		if label == "" {
+			label = "element"
+		}
+	}
+	opts := codegen.Object{"type": typ, "scale": c.args.String("scale", "css"), "path": c.env.link(p), "quality": codegen.Omitted, "fullPage": codegen.Omitted}
+	if o.Quality > 0 {
+		opts["quality"] = o.Quality
+	}
+	if c.args.Has("fullPage") {
+		opts["fullPage"] = full
+	}
+	c.code("// Screenshot " + label + " and save it as " + c.env.link(p))
+	c.code("await " + codeOn + ".screenshot(" + codegen.FormatObject(opts, false) + ");")
 	c.resp.Result("- [Screenshot of %s](%s)", what, c.env.link(p))
 	if name == "" {
 		units := "CSS px"

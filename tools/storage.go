@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
@@ -19,43 +20,23 @@ import (
 // nothing one session writes is visible to another.
 func storageTools() []*Tool {
 	quiet := tabOpts{noPage: true}
-	t := func(name, title, desc string, ro bool, p props, fn func(*tabCall) error, required ...string) *Tool {
-		return &Tool{Def: optDef(name, title, desc, ro, p, required...), Cap: "storage", Handle: tabTool(name, quiet, fn)}
+	t := func(name string, fn func(*tabCall) error) *Tool {
+		return &Tool{Def: upstreamDef(name), Cap: "storage", Handle: tabTool(name, quiet, fn)}
 	}
 	tools := []*Tool{
-		t("browser_cookie_list", "List cookies", "List all cookies (optionally filtered by domain/path)", true,
-			props{"domain": pStr("Only cookies of this domain and its subdomains"), "path": pStr("Only cookies whose path starts with this")}, cookieList),
-		t("browser_cookie_get", "Get cookie", "Get a specific cookie by name", true,
-			props{"name": pStr("Cookie name to get")}, cookieGet, "name"),
-		t("browser_cookie_set", "Set cookie", "Set a cookie with optional flags (domain, path, expires, httpOnly, secure, sameSite). The domain defaults to the current page's host and must be that host or a parent domain of it: navigate to the site first.", false,
-			props{
-				"name":     pStr("Cookie name"),
-				"value":    pStr("Cookie value"),
-				"domain":   pStr("Cookie domain: the current page's host or a parent domain (prefix with a dot to include subdomains)"),
-				"path":     pStr("Cookie path (default /)"),
-				"expires":  pNum("Cookie expiration as Unix timestamp (seconds); omit for a session cookie"),
-				"httpOnly": pBool("Whether the cookie is HTTP only"),
-				"secure":   pBool("Whether the cookie is secure"),
-				"sameSite": pEnum("Cookie SameSite attribute", "Strict", "Lax", "None"),
-			}, cookieSet, "name", "value"),
-		t("browser_cookie_delete", "Delete cookie", "Delete a specific cookie", false,
-			props{"name": pStr("Cookie name to delete")}, cookieDelete, "name"),
-		t("browser_cookie_clear", "Clear cookies", "Clear all cookies", false, props{}, cookieClear),
-		t("browser_storage_state", "Save storage state", "Save storage state (cookies, local storage) to a file for later reuse", true,
-			props{"filename": pStr("File name to save the storage state to, relative to the output directory. Defaults to `storage-state-{timestamp}.json` if not specified.")}, storageStateSave),
-		t("browser_set_storage_state", "Restore storage state", "Restore storage state (cookies, local storage) from a file. This clears existing cookies and local storage before restoring.", false,
-			props{"filename": pStr("Path to the storage state file to restore from (relative names are taken in the output directory)")}, storageStateRestore, "filename"),
+		t("browser_cookie_list", cookieList),
+		t("browser_cookie_get", cookieGet),
+		t("browser_cookie_set", cookieSet),
+		t("browser_cookie_delete", cookieDelete),
+		t("browser_cookie_clear", cookieClear),
+		t("browser_storage_state", storageStateSave),
+		t("browser_set_storage_state", storageStateRestore),
 	}
 	for _, kind := range []string{"local", "session"} {
-		k, n := kind, kind+"Storage"
 		pre := "browser_" + kind + "storage_"
-		tools = append(tools,
-			t(pre+"list", "List "+n, "List all "+n+" key-value pairs", true, props{}, webStorage(k, "list")),
-			t(pre+"get", "Get "+n+" item", "Get a "+n+" item by key", true, props{"key": pStr("Key to get")}, webStorage(k, "get"), "key"),
-			t(pre+"set", "Set "+n+" item", "Set a "+n+" item", false, props{"key": pStr("Key to set"), "value": pStr("Value to set")}, webStorage(k, "set"), "key", "value"),
-			t(pre+"delete", "Delete "+n+" item", "Delete a "+n+" item", false, props{"key": pStr("Key to delete")}, webStorage(k, "delete"), "key"),
-			t(pre+"clear", "Clear "+n, "Clear all "+n, false, props{}, webStorage(k, "clear")),
-		)
+		for _, op := range []string{"list", "get", "set", "delete", "clear"} {
+			tools = append(tools, t(pre+op, webStorage(kind, op)))
+		}
 	}
 	return tools
 }
@@ -105,6 +86,7 @@ func cookieList(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("read cookies: %w", err)
 	}
+	c.code("await page.context().cookies();")
 	domain, path := c.args.String("domain", ""), c.args.String("path", "")
 	var lines []string
 	for _, ck := range cookies {
@@ -134,6 +116,7 @@ func cookieGet(c *tabCall) error {
 	if err != nil {
 		return fmt.Errorf("read cookies: %w", err)
 	}
+	c.code("await page.context().cookies();")
 	var lines []string
 	for _, ck := range cookies {
 		if ck.Name == name {
@@ -189,9 +172,16 @@ func cookieSet(c *tabCall) error {
 		return fmt.Errorf("cookie path %s must start with /", clip.Quote(path))
 	}
 	ck := page.NewCookie{Name: name, Value: value, SameSite: c.args.String("sameSite", "")}
-	if domain != "" {
+	switch {
+	case domain != "":
 		ck.Domain, ck.Path = domain, path
-	} else {
+	case path != "/":
+		// A cookie set by URL gets the URL's directory as its path
+		// ("/x" → "/"): the path the agent gave needs domain and path, the
+		// page's host as upstream defaults it.
+		u, _ := url.Parse(origin)
+		ck.Domain, ck.Path = u.Hostname(), path
+	default:
 		ck.URL = origin + path
 	}
 	if c.args.Has("expires") {
@@ -209,6 +199,7 @@ func cookieSet(c *tabCall) error {
 	if err := c.gen.AddCookie(c.ctx, ck); err != nil {
 		return fmt.Errorf("set cookie %s: %w", name, err)
 	}
+	c.code("await page.context().addCookies([" + cookieCode(c, ck, origin, path) + "]);")
 	// Chromium drops some cookies silently (SameSite=None without secure).
 	cookies, err := c.gen.Cookies(c.ctx)
 	if err != nil {
@@ -223,8 +214,27 @@ func cookieSet(c *tabCall) error {
 	return fmt.Errorf("the browser did not keep cookie %s (SameSite=None needs secure; an expiry in the past deletes it)", name)
 }
 
+// cookieCode is the cookie as upstream's code shows it (JSON, its keys in
+// upstream's order): the domain defaults to the page's host.
+func cookieCode(c *tabCall, ck page.NewCookie, origin, path string) string {
+	domain := ck.Domain
+	if domain == "" {
+		if u, err := url.Parse(origin); err == nil {
+			domain = u.Hostname()
+		}
+	}
+	f := codegen.Fields{{Key: "name", Value: ck.Name}, {Key: "value", Value: ck.Value}, {Key: "domain", Value: domain}, {Key: "path", Value: path}}
+	for _, k := range []string{"expires", "httpOnly", "secure", "sameSite"} {
+		if c.args.Has(k) {
+			f = append(f, codegen.Field{Key: k, Value: c.args.Raw(k)})
+		}
+	}
+	return f.JSON()
+}
+
 func cookieDelete(c *tabCall) error {
 	name := c.args.String("name", "")
+	c.code("await page.context().clearCookies({ name: " + codegen.Quote(name) + " });")
 	before, err := c.gen.Cookies(c.ctx)
 	if err != nil {
 		return fmt.Errorf("read cookies: %w", err)
@@ -254,6 +264,7 @@ func cookieClear(c *tabCall) error {
 	if err := c.gen.ClearCookies(c.ctx); err != nil {
 		return fmt.Errorf("clear cookies: %w", err)
 	}
+	c.code("await page.context().clearCookies();")
 	c.resp.Result("Cleared %d cookie(s)", len(before))
 	return nil
 }
@@ -270,6 +281,18 @@ func webStorage(kind, op string) func(*tabCall) error {
 				return c.tab.URL()
 			}
 			return u.Scheme + "://" + u.Host
+		}
+		switch op {
+		case "list":
+			c.code("await page." + name + ".items();")
+		case "get":
+			c.code("await page." + name + ".getItem(" + codegen.Quote(key) + ");")
+		case "set":
+			c.code("await page." + name + ".setItem(" + codegen.Quote(key) + ", " + codegen.Quote(value) + ");")
+		case "delete":
+			c.code("await page." + name + ".removeItem(" + codegen.Quote(key) + ");")
+		case "clear":
+			c.code("await page." + name + ".clear();")
 		}
 		switch op {
 		case "list":
@@ -341,6 +364,7 @@ func storageStateSave(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("await page.context().storageState({ path: " + codegen.Quote(c.env.link(p)) + " });")
 	c.resp.Result("- [Storage state](%s): %d cookie(s), localStorage of %d origin(s)", c.env.link(p), st.Cookies, st.Origins)
 	c.publish(p, "Storage state")
 	return nil
@@ -458,6 +482,7 @@ func storageStateRestore(c *tabCall) error {
 	if err := c.gen.SetStorageState(c.ctx, b); err != nil {
 		return fmt.Errorf("restore storage state from %s: %w", name, err)
 	}
+	c.code("await page.context().setStorageState(" + codegen.Quote(name) + ");")
 	c.resp.Result("Restored %d cookie(s) and localStorage of %d origin(s) from %s; the earlier cookies and localStorage were cleared", nc, no, c.env.link(p))
 	return nil
 }

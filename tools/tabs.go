@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
@@ -46,7 +47,9 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 				}
 				if _, err := t.Navigate(ctx, target); err != nil {
 					resp.Error("Navigation to %s failed: %s", clip.Short(target), friendlyError(err))
+					break
 				}
+				resp.Code().Action(codegen.Action{Name: "navigate", URL: target})
 			}
 		case "select":
 			if !hasIndex {
@@ -112,6 +115,7 @@ func closeBrowser(ctx context.Context, env *Env, _ Args) *Response {
 	if err != nil {
 		return resp.Error("%v", err)
 	}
+	resp.Code().Add("await page.close()") // upstream's line, without a semicolon
 	if sess.Current() == nil {
 		resp.Result("No open browser")
 		return resp

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
@@ -15,28 +16,15 @@ import (
 func testingTools() []*Tool {
 	quiet := tabOpts{noPage: true}
 	return []*Tool{
-		{Def: optDef("browser_generate_locator", "Create locator for element", "Generate locator for the given element to use in tests", true,
-			props{"element": elementProp, "target": targetProp}, "target"),
+		{Def: upstreamDef("browser_generate_locator"),
 			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_generate_locator", quiet, generateLocator)},
-		{Def: optDef("browser_verify_element_visible", "Verify element visible", "Verify element is visible on the page", false,
-			props{
-				"role":           pStr("ROLE of the element. Can be found in the snapshot like this: `- {ROLE} \"Accessible Name\":`"),
-				"accessibleName": pStr("ACCESSIBLE_NAME of the element. Can be found in the snapshot like this: `- role \"{ACCESSIBLE_NAME}\"`"),
-			}, "role", "accessibleName"),
+		{Def: upstreamDef("browser_verify_element_visible"),
 			Cap: "testing", Handle: tabTool("browser_verify_element_visible", quiet, verifyElementVisible)},
-		{Def: optDef("browser_verify_text_visible", "Verify text visible", "Verify text is visible on the page. Prefer browser_verify_element_visible if possible.", false,
-			props{"text": pStr("TEXT to verify. Can be found in the snapshot like this: `- role \"Accessible Name\": {TEXT}` or like this: `- text: {TEXT}`")}, "text"),
+		{Def: upstreamDef("browser_verify_text_visible"),
 			Cap: "testing", Handle: tabTool("browser_verify_text_visible", quiet, verifyTextVisible)},
-		{Def: optDef("browser_verify_list_visible", "Verify list visible", "Verify list is visible on the page", false,
-			props{"element": pStr("Human-readable list description"), "target": pStr("Exact target element reference that points to the list"), "items": pStrings("Items to verify")}, "element", "target", "items"),
+		{Def: upstreamDef("browser_verify_list_visible"),
 			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_verify_list_visible", quiet, verifyListVisible)},
-		{Def: optDef("browser_verify_value", "Verify value", "Verify element value", false,
-			props{
-				"type":    pEnum("Type of the element", "textbox", "checkbox", "radio", "combobox", "slider"),
-				"element": pStr("Human-readable element description"),
-				"target":  pStr("Exact target element reference from the page snapshot"),
-				"value":   pStr(`Value to verify. For checkbox, use "true" or "false".`),
-			}, "type", "element", "target", "value"),
+		{Def: upstreamDef("browser_verify_value"),
 			Cap: "testing", Aliases: refAlias, Handle: tabTool("browser_verify_value", quiet, verifyValue)},
 	}
 }
@@ -176,6 +164,9 @@ func verifyElementVisible(c *tabCall) error {
 	if n == 0 {
 		return fmt.Errorf("element with role %s and accessible name %s is not visible", clip.Quote(role), clip.Quote(name))
 	}
+	if sel, err := c.tab.ByRoleSelector(c.ctx, role, name); err == nil {
+		c.resp.Code().Action(codegen.Action{Name: "assertVisible", Selector: sel})
+	}
 	c.resp.Result("Element %s %s is visible", clip.Short(role), clip.Quote(name))
 	return nil
 }
@@ -192,6 +183,9 @@ func verifyTextVisible(c *tabCall) error {
 	if n == 0 {
 		return fmt.Errorf("text %s is not visible", clip.Quote(text))
 	}
+	if sel, err := c.tab.VisibleTextSelector(c.ctx, text); err == nil {
+		c.resp.Code().Action(codegen.Action{Name: "assertVisible", Selector: sel})
+	}
 	c.resp.Result("Text %s is visible", clip.Quote(text))
 	return nil
 }
@@ -205,7 +199,7 @@ func verifyListVisible(c *tabCall) error {
 	if ok, err := list.IsVisible(c.ctx); err != nil || !ok {
 		return fmt.Errorf("list %s is not visible", c.describe(target))
 	}
-	var missing []string
+	var missing, texts []string
 	for _, item := range c.args.Strings("items") {
 		n, err := list.CountVisibleText(c.ctx, item)
 		if err != nil {
@@ -213,11 +207,21 @@ func verifyListVisible(c *tabCall) error {
 		}
 		if n == 0 {
 			missing = append(missing, strconv.Quote(item))
+			continue
 		}
+		text := item
+		if c.env.Output.lang() != codegen.None {
+			if t, err := list.ItemText(c.ctx, item); err == nil {
+				text = t
+			}
+		}
+		texts = append(texts, text)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("list %s lacks visible item(s) %s", c.describe(target), strings.Join(missing, ", "))
 	}
+	// As upstream: an ARIA snapshot of the items' texts, matched on body.
+	c.resp.Code().Action(codegen.Action{Name: "assertSnapshot", Selector: "body", AriaSnapshot: codegen.ListSnapshot(texts)})
 	c.resp.Result("List %s shows all %d item(s)", c.describe(target), len(c.args.Strings("items")))
 	return nil
 }
@@ -254,6 +258,13 @@ func verifyValue(c *tabCall) error {
 	}
 	if got != want {
 		return fmt.Errorf("%s has value %s, expected %s", c.describe(target), clip.Quote(got), clip.Quote(want))
+	}
+	sel := c.codeSelector(el, target)
+	switch typ {
+	case "checkbox", "radio":
+		c.resp.Code().Action(codegen.Action{Name: "assertChecked", Selector: sel, Checked: got == "true"})
+	default:
+		c.resp.Code().Action(codegen.Action{Name: "assertValue", Selector: sel, Value: want})
 	}
 	c.resp.Result("%s has value %s", c.describe(target), clip.Quote(want))
 	return nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -13,29 +14,24 @@ import (
 // (labels.go).
 func visionTools() []*Tool {
 	act := tabOpts{snapshot: snapDiff}
-	button := pEnum("Button to press, defaults to left", "left", "right", "middle")
-	xy := func(what string) props {
-		return props{"x": pNum(what + "X coordinate"), "y": pNum(what + "Y coordinate")}
-	}
-	click := xy("")
-	click["button"] = pEnum("Button to click, defaults to left", "left", "right", "middle")
-	click["clickCount"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 3, "description": "Number of clicks, defaults to 1"}
-	click["delay"] = map[string]any{"type": "number", "minimum": 0, "maximum": 5000, "description": "Time to wait between mouse down and mouse up in milliseconds, defaults to 0"}
-	t := func(name, title, desc string, p props, fn func(*tabCall) error, required ...string) *Tool {
-		return &Tool{Def: optDef(name, title, desc, false, p, required...), Cap: "vision", Handle: tabTool(name, act, fn)}
+	t := func(name string, fn func(*tabCall) error) *Tool {
+		return &Tool{Def: upstreamDef(name), Cap: "vision", Handle: tabTool(name, act, fn)}
 	}
 	return []*Tool{
-		t("browser_mouse_click_xy", "Click", "Click mouse button at a given position", click, mouseClick, "x", "y"),
-		t("browser_mouse_move_xy", "Move mouse", "Move mouse to a given position", xy(""), mouseMove, "x", "y"),
-		t("browser_mouse_down", "Press mouse down", "Press mouse down", props{"button": button}, mouseButton(true)),
-		t("browser_mouse_up", "Press mouse up", "Press mouse up", props{"button": button}, mouseButton(false)),
-		t("browser_mouse_drag_xy", "Drag mouse", "Drag left mouse button to a given position", props{
-			"startX": pNum("Start X coordinate"), "startY": pNum("Start Y coordinate"),
-			"endX": pNum("End X coordinate"), "endY": pNum("End Y coordinate"),
-		}, mouseDrag, "startX", "startY", "endX", "endY"),
-		t("browser_mouse_wheel", "Scroll mouse wheel", "Scroll mouse wheel", props{"deltaX": pNum("X delta"), "deltaY": pNum("Y delta")}, mouseWheel, "deltaX", "deltaY"),
+		t("browser_mouse_click_xy", mouseClick),
+		t("browser_mouse_move_xy", mouseMove),
+		t("browser_mouse_down", mouseButton(true)),
+		t("browser_mouse_up", mouseButton(false)),
+		t("browser_mouse_drag_xy", mouseDrag),
+		t("browser_mouse_wheel", mouseWheel),
 	}
 }
+
+// js prints a coordinate as upstream's code lines do.
+func js(f float64) string { return codegen.Number(f) }
+
+// maxClickDelay bounds the milliseconds between a click's press and release.
+const maxClickDelay = 5000
 
 // maxCoord bounds coordinates: far outside any viewport is a mistake.
 const maxCoord = 1e6
@@ -59,11 +55,31 @@ func mouseClick(c *tabCall) error {
 	}
 	o := page.MouseClickOptions{Button: c.args.String("button", "left")}
 	if c.args.Has("clickCount") {
-		o.Count = int(c.args.Number("clickCount", 1))
+		n := c.args.Number("clickCount", 1)
+		if n != math.Trunc(n) || n < 1 || n > 3 {
+			return fmt.Errorf("clickCount=%v: pass 1, 2 or 3", n)
+		}
+		o.Count = int(n)
 	}
 	if c.args.Has("delay") {
-		o.Delay = time.Duration(c.args.Number("delay", 0) * float64(time.Millisecond))
+		d := c.args.Number("delay", 0)
+		if math.IsNaN(d) || d < 0 || d > maxClickDelay {
+			return fmt.Errorf("delay=%v: pass milliseconds from 0 to %d", d, maxClickDelay)
+		}
+		o.Delay = time.Duration(d * float64(time.Millisecond))
 	}
+	opts := codegen.Object{"button": codegen.Omitted, "clickCount": codegen.Omitted, "delay": codegen.Omitted}
+	for _, k := range []string{"button", "clickCount", "delay"} {
+		if c.args.Has(k) {
+			opts[k] = c.args.Raw(k)
+		}
+	}
+	optsArg := codegen.FormatOptions(opts)
+	if optsArg != "" {
+		optsArg = ", " + optsArg
+	}
+	c.code("// Click mouse at coordinates (" + js(p[0]) + ", " + js(p[1]) + ")")
+	c.code("await page.mouse.click(" + js(p[0]) + ", " + js(p[1]) + optsArg + ");")
 	if err := c.tab.Act(c.ctx, c.tab.MouseClick(p[0], p[1], o)); err != nil {
 		return err
 	}
@@ -76,6 +92,8 @@ func mouseMove(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("// Move mouse to (" + js(p[0]) + ", " + js(p[1]) + ")")
+	c.code("await page.mouse.move(" + js(p[0]) + ", " + js(p[1]) + ");")
 	if err := c.tab.Act(c.ctx, c.tab.MouseMove(p[0], p[1])); err != nil {
 		return err
 	}
@@ -87,9 +105,17 @@ func mouseButton(down bool) func(*tabCall) error {
 	return func(c *tabCall) error {
 		b := c.args.String("button", "left")
 		step := c.tab.MouseUp(b)
+		method := "up"
 		if down {
 			step = c.tab.MouseDown(b)
+			method = "down"
 		}
+		opts := codegen.Object{"button": codegen.Omitted}
+		if c.args.Has("button") {
+			opts["button"] = b
+		}
+		c.code("// Press mouse " + method)
+		c.code("await page.mouse." + method + "(" + codegen.FormatOptions(opts) + ");")
 		if err := c.tab.Act(c.ctx, step); err != nil {
 			return err
 		}
@@ -107,6 +133,11 @@ func mouseDrag(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("// Drag mouse from (" + js(p[0]) + ", " + js(p[1]) + ") to (" + js(p[2]) + ", " + js(p[3]) + ")")
+	c.code("await page.mouse.move(" + js(p[0]) + ", " + js(p[1]) + ");")
+	c.code("await page.mouse.down();")
+	c.code("await page.mouse.move(" + js(p[2]) + ", " + js(p[3]) + ");")
+	c.code("await page.mouse.up();")
 	if err := c.tab.Act(c.ctx, c.tab.MouseDrag(p[0], p[1], p[2], p[3])); err != nil {
 		return err
 	}
@@ -119,6 +150,8 @@ func mouseWheel(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	c.code("// Scroll mouse wheel")
+	c.code("await page.mouse.wheel(" + js(p[0]) + ", " + js(p[1]) + ");")
 	if err := c.tab.Act(c.ctx, c.tab.MouseWheel(p[0], p[1])); err != nil {
 		return err
 	}

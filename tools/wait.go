@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
@@ -32,6 +33,9 @@ func waitFor(c *tabCall) error {
 		return fmt.Errorf("time must be between 0 and %v seconds, got %v", maxWait.Seconds(), secs)
 	}
 	if secs > 0 {
+		// Upstream takes time as the texts' timeout; this server sleeps
+		// first (see waitFor), and the code says so.
+		c.code("await new Promise(f => setTimeout(f, " + codegen.Number(secs) + " * 1000));")
 		select {
 		case <-time.After(time.Duration(secs * float64(time.Second))):
 		case <-c.tab.ModalOpened():
@@ -48,15 +52,22 @@ func waitFor(c *tabCall) error {
 		return fmt.Errorf("text %s did not %s within %v (the action timeout, --timeout-action); to wait longer, pass \"time\" (seconds to wait first, up to %v)",
 			clip.Quote(s), failed, limit, maxWait.Seconds())
 	}
+	// The code of a text wait, as upstream prints it; with text and
+	// textGone both (upstream prints the first to happen) both ran here.
+	waitCode := func(s, state string) {
+		c.code("await page.getByText(" + codegen.JSON(s) + ").first().waitFor({ state: '" + state + "' });")
+	}
 	if gone != "" {
 		if err := waitText(gone, true, "disappear"); err != nil {
 			return err
 		}
+		waitCode(gone, "hidden")
 	}
 	if text != "" {
 		if err := waitText(text, false, "appear"); err != nil {
 			return err
 		}
+		waitCode(text, "visible")
 	}
 	switch {
 	case text != "":

@@ -98,6 +98,21 @@ func packageVersion(path string) (string, error) {
 func StartUpstream(t testing.TB, chromium string, extra ...string) *Client {
 	BrowserTier(t)
 	t.Helper()
+	node, o := upstreamCommand(t, chromium, extra)
+	return StartBinary(t, node, o)
+}
+
+// StartUpstreamRaw is StartUpstream driven line by line (Raw): for what a
+// client library would reshape, such as tools/list as upstream writes it.
+func StartUpstreamRaw(t testing.TB, chromium string, extra ...string) *Raw {
+	BrowserTier(t)
+	t.Helper()
+	node, o := upstreamCommand(t, chromium, extra)
+	return StartRaw(t, node, o)
+}
+
+func upstreamCommand(t testing.TB, chromium string, extra []string) (string, Options) {
+	t.Helper()
 	log := &SyncBuffer{}
 	cli, err := InstallUpstream(context.Background(), "", UpstreamDir(), log)
 	if err != nil {
@@ -110,5 +125,5 @@ func StartUpstream(t testing.TB, chromium string, extra ...string) *Client {
 	work := t.TempDir()
 	args := []string{cli, "--executable-path", chromium, "--headless", "--isolated", "--no-sandbox", "--output-dir", filepath.Join(work, "out")}
 	args = append(args, extra...)
-	return StartBinary(t, node, Options{Args: args, Env: []string{"HOME=" + work}, Dir: work})
+	return node, Options{Args: args, Env: []string{"HOME=" + work}, Dir: work}
 }

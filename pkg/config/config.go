@@ -67,6 +67,9 @@ type Config struct {
 
 	// Caps are upstream's opt-in capability groups (vision, pdf, …).
 	Caps []string
+	// Vision is upstream's legacy --vision flag: Load adds "vision" to Caps
+	// when it is set, as upstream does, wherever --caps stands.
+	Vision bool
 	// OutputDir receives screenshots, downloads and traces. Default
 	// ".playwright-mcp" under the working directory, like upstream.
 	OutputDir string
@@ -168,8 +171,9 @@ type Config struct {
 	// SaveSession writes each tool call and its response to a session log
 	// in OutputDir.
 	SaveSession bool
-	// SharedBrowserContext makes HTTP sessions of one principal (one auth
-	// token) share one browser context; different principals never do.
+	// SharedBrowserContext is upstream's --shared-browser-context (one
+	// browser context for all HTTP clients). Validate refuses it: every
+	// session here owns its context (its pages, browser_close, restarts).
 	SharedBrowserContext bool
 	// AllowedOrigins, if set, lets the browser request only these origins
 	// (scheme://host[:port], or host patterns). Not a security boundary.

@@ -254,3 +254,35 @@ func TestKnownCapsIsACopy(t *testing.T) {
 		t.Fatal("KnownCaps() aliases the accepted caps")
 	}
 }
+
+// TestVisionFlag: upstream's legacy --vision adds vision to the caps,
+// wherever --caps stands and whatever the environment or file say.
+func TestVisionFlag(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{"alone", []string{"--vision"}, nil, []string{"vision"}},
+		{"before --caps", []string{"--vision", "--caps", "pdf"}, nil, []string{"pdf", "vision"}},
+		{"after --caps", []string{"--caps", "pdf", "--vision"}, nil, []string{"pdf", "vision"}},
+		{"with vision in --caps", []string{"--caps", "vision", "--vision"}, nil, []string{"vision"}},
+		{"with the caps env", []string{"--vision"}, map[string]string{"PLAYWRIGHT_MCP_CAPS": "storage"}, []string{"storage", "vision"}},
+		{"not given", []string{"--caps", "pdf"}, nil, []string{"pdf"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := Load(tc.args, func(k string) string { return tc.env[k] }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(c.Caps, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("caps %v, want %v", c.Caps, tc.want)
+			}
+			if err := c.Validate(); err != nil {
+				t.Fatalf("validate: %v", err)
+			}
+		})
+	}
+}

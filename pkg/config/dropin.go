@@ -251,7 +251,7 @@ var dropinSettings = []setting{
 	{flags: []string{"init-script"}, reset: func(c *Config) { c.InitScripts = nil }, env: envs("INIT_SCRIPT"), multi: true, help: "JavaScript file run in every page before its scripts (repeatable)", set: appendTo(func(c *Config) *[]string { return &c.InitScripts }, false)},
 	{flags: []string{"test-id-attribute"}, env: envs("TEST_ID_ATTRIBUTE"), help: "attribute for test ids (default data-testid)", set: str(func(c *Config) *string { return &c.TestIDAttribute })},
 	{flags: []string{"save-session"}, env: envs("SAVE_SESSION"), isBool: true, help: "write every tool call and response to a session log in the output dir", set: boolean(func(c *Config) *bool { return &c.SaveSession })},
-	{flags: []string{"shared-browser-context"}, env: envs("SHARED_BROWSER_CONTEXT"), isBool: true, help: "HTTP sessions of one principal (auth token) share one browser context", set: boolean(func(c *Config) *bool { return &c.SharedBrowserContext })},
+	{flags: []string{"shared-browser-context"}, env: envs("SHARED_BROWSER_CONTEXT"), isBool: true, help: "refused: every HTTP session has a browser context of its own; --http-isolation=context puts them in one browser", set: boolean(func(c *Config) *bool { return &c.SharedBrowserContext })},
 	{flags: []string{"allowed-origins"}, env: envs("ALLOWED_ORIGINS"), help: "semicolon-separated origins the browser may request (default all); not a security boundary, does not affect redirects", set: func(c *Config, v string) error { c.AllowedOrigins = semicolonList(v); return nil }},
 	{flags: []string{"blocked-origins"}, env: envs("BLOCKED_ORIGINS"), help: "semicolon-separated origins the browser may not request; checked before --allowed-origins; not a security boundary, does not affect redirects", set: func(c *Config, v string) error { c.BlockedOrigins = semicolonList(v); return nil }},
 	{flags: []string{"output-max-size"}, env: envs("OUTPUT_MAX_SIZE"), help: "evict the oldest files in the output dir past this many bytes (default no limit)", set: func(c *Config, v string) error {
@@ -561,7 +561,7 @@ func (c Config) validateDropin(bad func(setting string, v any, why string)) {
 	// Not built yet: refused rather than silently ignored (docs/configuration.md, "Moving
 	// from @playwright/mcp").
 	if c.SharedBrowserContext {
-		bad("--shared-browser-context", true, "is not supported yet: use --http-isolation=context (one browser, a context per session) instead")
+		bad("--shared-browser-context", true, "is not supported: every HTTP session has a browser context of its own, whose pages, browser_close and restarts are that session's alone; use --http-isolation=context (one browser, a context per session) instead")
 	}
 	if c.BrowserEngine == "playwright" && c.BinaryPath == "" {
 		bad("--browser-engine", "playwright", "needs --executable-path to a plain Chromium (e.g. /usr/bin/chromium); without it this server uses CloakBrowser")

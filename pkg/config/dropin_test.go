@@ -121,7 +121,7 @@ func TestDropinRefusals(t *testing.T) {
 		{"pfx", []string{"--https-pfx", "a.pfx"}, "PKCS#12"},
 		{"secrets file", []string{"--secrets", "/nonexistent"}, `--secrets="/nonexistent": cannot read the dotenv file`},
 		{"storage state file", []string{"--storage-state", "/nonexistent"}, "--storage-state"},
-		{"shared browser context", []string{"--shared-browser-context"}, "not supported yet"},
+		{"shared browser context", []string{"--shared-browser-context"}, "is not supported: every HTTP session has a browser context of its own"},
 		{"viewport", []string{"--viewport-size", "12x"}, "--viewport-size=12x"},
 		{"missing value", []string{"--device"}, "--device needs a value"},
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -147,6 +148,7 @@ var coreSettings = []setting{
 	{flags: []string{"node-path"}, env: []string{"PLAYWRIGHT_NODEJS_PATH"}, help: "Node.js (>= 20) that runs the Playwright driver (default: node on PATH)", set: str(func(c *Config) *string { return &c.NodePath })},
 	{flags: []string{"no-auto-install"}, env: envs("NO_AUTO_INSTALL"), isBool: true, help: "do not install a missing Playwright driver at start", set: boolean(func(c *Config) *bool { return &c.NoAutoInstall })},
 	{flags: []string{"caps"}, env: envs("CAPS"), help: "extra capability groups, comma-separated: " + strings.Join(knownCaps, ","), set: list(func(c *Config) *[]string { return &c.Caps })},
+	{flags: []string{"vision"}, isBool: true, help: "legacy, as upstream's hidden --vision: the same as adding vision to --caps", set: boolean(func(c *Config) *bool { return &c.Vision })},
 	{flags: []string{"output-dir"}, env: envs("OUTPUT_DIR"), help: "directory for screenshots, downloads, traces (default .playwright-mcp)", set: str(func(c *Config) *string { return &c.OutputDir })},
 	{flags: []string{"allow-unrestricted-file-access"}, env: envs("ALLOW_UNRESTRICTED_FILE_ACCESS"), isBool: true, help: "allow file: URLs and uploads from any path", set: boolean(func(c *Config) *bool { return &c.AllowUnrestrictedFileAccess })},
 	{flags: []string{"timeout-action"}, env: envs("TIMEOUT_ACTION"), help: "action timeout in ms (default 5000)", set: millis(func(c *Config) *time.Duration { return &c.TimeoutAction })},
@@ -389,6 +391,9 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, [
 	}
 	if seen["binary-path"] {
 		c.BinaryPathSource = "flag"
+	}
+	if c.Vision && !slices.Contains(c.Caps, "vision") {
+		c.Caps = append(c.Caps, "vision")
 	}
 	// Upstream's --port alone means "serve over HTTP".
 	if seen["http-port"] && !seen["transport"] && getenv("CLOAK_PLAYWRIGHT_MCP_TRANSPORT") == "" {

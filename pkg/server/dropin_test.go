@@ -21,6 +21,8 @@ import (
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 )
@@ -129,13 +131,54 @@ var refusedFlags = map[string]string{
 	"extension":        "needs @playwright/mcp's Node server",
 	"init-page":        "cannot run in this Go server",
 	"profile-dir-name": "only applies to --extension",
-	// Not built yet (README lists them): refused, never silently ignored.
-	"shared-browser-context": "is not supported yet",
+	// Refused, never silently ignored: a session's context is its own.
+	"shared-browser-context": "is not supported: every HTTP session has a browser context of its own",
+}
+
+// upstreamHiddenFlags are upstream's options its --help leaves out
+// (hideHelp in playwright-core 1.64's program.ts) that clients still pass.
+var upstreamHiddenFlags = []upstreamFlag{
+	{name: "vision", help: "Legacy option, use --caps=vision instead"},
+}
+
+// flagBehaviour checks, for an accepted flag, that it does what upstream's
+// does: args are the flags the server was started with.
+var flagBehaviour = map[string]func(t *testing.T, bin string, env, args []string){
+	// --vision is --caps vision: the coordinate tools are listed.
+	"vision": func(t *testing.T, bin string, env, args []string) {
+		want := []string{"browser_mouse_click_xy", "browser_mouse_move_xy", "browser_mouse_drag_xy", "browser_mouse_down", "browser_mouse_up", "browser_mouse_wheel"}
+		has := func(args []string) map[string]bool {
+			c := mcptest.StartBinary(t, bin, mcptest.Options{Args: args, Env: env})
+			list, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]bool{}
+			for _, tool := range list.Tools {
+				m[tool.Name] = true
+			}
+			return m
+		}
+		with, without := has(args), has(args[:len(args)-1])
+		for _, name := range want {
+			if !with[name] {
+				t.Errorf("--vision: %s is not listed", name)
+			}
+			if without[name] {
+				t.Errorf("without --vision (or --caps vision) %s is listed", name)
+			}
+		}
+		// Wherever --caps stands, as upstream's --vision adds to it.
+		if m := has(append([]string{"--caps", "pdf"}, args...)); !m["browser_mouse_click_xy"] || !m["browser_pdf_save"] {
+			t.Errorf("--caps pdf --vision: want both the pdf and the vision tools")
+		}
+	},
 }
 
 // TestDropinEveryUpstreamFlag starts the built binary with every flag of
-// upstream's --help (a list parsed from the reference file): each is
-// accepted (the server starts, serves and exits at end of input) or refused
+// upstream's --help (a list parsed from the reference file) and its hidden
+// ones (upstreamHiddenFlags): each is accepted (the server starts, serves
+// and exits at end of input, and does what flagBehaviour says) or refused
 // with its documented sentence and exit code 2.
 func TestDropinEveryUpstreamFlag(t *testing.T) {
 	bin := mcptest.Binary(t)
@@ -143,7 +186,8 @@ func TestDropinEveryUpstreamFlag(t *testing.T) {
 	env = append(os.Environ(), env...)
 	// Each flag is its own short-lived process: four at a time.
 	slots := make(chan struct{}, 4)
-	for _, f := range upstreamFlags(t) {
+	extraEnv, _ := serverEnv(t)
+	for _, f := range append(upstreamFlags(t), upstreamHiddenFlags...) {
 		if f.name == "help" || f.name == "version" {
 			continue
 		}
@@ -196,6 +240,9 @@ func TestDropinEveryUpstreamFlag(t *testing.T) {
 			}
 			if code != 0 {
 				t.Fatalf("--%s %v: want accepted, got exit %d (%v):\n%s", f.name, args[len(args)-1], code, err, mcptest.Tail(stderr.String(), 2000))
+			}
+			if check := flagBehaviour[f.name]; check != nil {
+				check(t, bin, extraEnv, args)
 			}
 		})
 	}

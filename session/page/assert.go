@@ -23,6 +23,35 @@ func (t *Tab) CountVisibleByRole(ctx context.Context, role, name string) (int, e
 	return t.count(ctx, loc)
 }
 
+// ByRoleSelector is the selector Playwright's Normalize gives the elements
+// with the ARIA role and accessible name: what the code of an assertion on
+// them prints (upstream's browser_verify_element_visible).
+func (t *Tab) ByRoleSelector(ctx context.Context, role, name string) (string, error) {
+	return t.normalized(ctx, t.p.GetByRole(playwright.AriaRole(role), playwright.PageGetByRoleOptions{Name: name}))
+}
+
+// VisibleTextSelector is ByRoleSelector for the visible elements that
+// contain text.
+func (t *Tab) VisibleTextSelector(ctx context.Context, text string) (string, error) {
+	return t.normalized(ctx, visible(t.p.GetByText(text)))
+}
+
+func (t *Tab) normalized(ctx context.Context, loc playwright.Locator) (string, error) {
+	n, err := call(ctx, t.c, "resolve a selector", stopOn{modal: t, bound: t.c.env.ActionTimeout}, func() (playwright.Locator, error) { return loc.Normalize(), nil })
+	if err != nil {
+		return "", err
+	}
+	return selectorOf(n)
+}
+
+// ItemText is the text content of the first visible element inside the
+// element that contains text: what an ARIA snapshot of the list item shows.
+func (e *Element) ItemText(ctx context.Context, text string) (string, error) {
+	return call(ctx, e.tab.c, "read an item of "+e.Target, stopOn{modal: e.tab, bound: e.tab.c.env.ActionTimeout}, func() (string, error) {
+		return visible(e.loc.GetByText(text)).First().TextContent()
+	})
+}
+
 // CountVisibleText counts the visible elements that contain text
 // (Playwright's getByText).
 func (t *Tab) CountVisibleText(ctx context.Context, text string) (int, error) {
