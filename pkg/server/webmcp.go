@@ -23,11 +23,17 @@ import (
 // page's registration, a navigation, a closed tab or a lost browser
 // (session.Config.WebMCPChanged) and the end of every tool call (a tab
 // switch) mark the session; one goroutine then compares the page's list
-// with what the session was given and adds or deletes the difference.
+// with what the session was given and adds or deletes the difference. At
+// the end of a call the caller's session is brought in step before the
+// answer goes: over Streamable HTTP the list_changed then travels on the
+// call's own stream (a change with no call in flight reaches a client
+// that keeps a GET stream open, as the spec has it).
 
 type webmcpMirror struct {
 	s    *Server
 	wake chan struct{} // one pending wake-up
+	// syncMu makes one sync at a time: the worker's and a call's.
+	syncMu sync.Mutex
 
 	mu       sync.Mutex
 	dirty    map[string]bool              // MCP session keys to bring in step
@@ -54,7 +60,10 @@ func (m *webmcpMirror) hooks(h *server.Hooks) {
 			m.byHandle[sess.ID()] = key
 			m.mu.Unlock()
 		}
-		m.mark(key)
+		m.mu.Lock()
+		delete(m.dirty, key)
+		m.mu.Unlock()
+		m.sync(key)
 	})
 	h.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		m.mu.Lock()
@@ -113,6 +122,8 @@ func (m *webmcpMirror) run() {
 
 // sync gives MCP session key the tools of its browser's current tab.
 func (m *webmcpMirror) sync(key string) {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
 	var want []server.ServerTool
 	if sess := m.s.sessionOf(key); sess != nil {
 		_, l := sess.WebMCP()

@@ -230,3 +230,43 @@ func schemaLen(tl mcp.Tool) int {
 	b, _ := json.Marshal(tl.InputSchema)
 	return len(b)
 }
+
+// TestWebMCPSessionToolsHTTP: over Streamable HTTP a page's tools are
+// session tools of the MCP session whose tab shows the page: A lists and
+// calls them and hears tools/list_changed; B, another session of the same
+// server, neither lists nor calls them nor hears of them; B's own page of
+// the same tools gives B its own.
+func TestWebMCPSessionToolsHTTP(t *testing.T) {
+	mcptest.Chromium(t)
+	_, tmp := serverEnv(t)
+	t.Setenv("TMPDIR", tmp)
+	srv := webmcpPages(t)
+	h := mcptest.StartHTTP(t, mcptest.HTTPOptions{Args: httpArgs("--caps", "webmcp", "--output-dir", tmp+"/out")})
+	a := h.Connect(t, mcptest.ConnectOptions{})
+	b := h.Connect(t, mcptest.ConnectOptions{})
+	notesA, notesB := mcptest.Record(a.Client.Client), mcptest.Record(b.Client.Client)
+	must(t, b.Client, "browser_navigate", map[string]any{"url": srv.URL + "/plain"}, "Plain has")
+	must(t, a.Client, "browser_navigate", map[string]any{"url": srv.URL + "/tools"}, "Tools")
+	notesA.Wait(t, 20*time.Second, toolsChanged+" to A", func(n mcp.JSONRPCNotification) bool { return n.Method == toolsChanged })
+	testtier.EventuallyState(t, 20*time.Second, "A lists two webmcp tools", func() (bool, string) {
+		l := webmcpListed(t, a.Client.Client)
+		return len(l) == 2, fmt.Sprint(webmcpNames(l))
+	})
+	must(t, a.Client, "webmcp_add_numbers", map[string]any{"a": 40, "b": 2}, "sum=42")
+	if l := webmcpListed(t, b.Client.Client); len(l) != 0 {
+		t.Fatalf("B lists A's page tools: %v", webmcpNames(l))
+	}
+	res, err := b.Client.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "webmcp_add_numbers", Arguments: map[string]any{"a": 1, "b": 1}}})
+	if err == nil && !res.IsError {
+		t.Fatalf("B called A's page tool: %s", mcptest.Text(res))
+	}
+	if n := len(notesB.All(toolsChanged)); n != 0 {
+		t.Fatalf("B heard %d tools/list_changed for A's page", n)
+	}
+	must(t, b.Client, "browser_navigate", map[string]any{"url": srv.URL + "/tools"}, "Tools")
+	testtier.EventuallyState(t, 20*time.Second, "B lists its own page's tools", func() (bool, string) {
+		l := webmcpListed(t, b.Client.Client)
+		return len(l) == 2, fmt.Sprint(webmcpNames(l))
+	})
+	must(t, b.Client, "webmcp_shop_search", map[string]any{"q": "b"}, "found b")
+}
