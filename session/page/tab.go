@@ -197,6 +197,7 @@ func (t *Tab) wireLife() {
 		}
 		t.wakeLocked()
 		t.mu.Unlock()
+		t.webmcpNewDocument() // the page's tools died with its renderer
 		if t.c.env.OnCrash != nil {
 			t.c.env.OnCrash(t)
 		}

@@ -165,7 +165,9 @@ func (t *Tab) webmcpNewDocument() {
 	}
 }
 
-// webmcpAdded keeps the main frame's new tools within the bounds.
+// webmcpAdded keeps the main frame's new tools within the bounds; the
+// session hears of a change to the tools kept (not of those refused or
+// ignored: a page registering without end wakes nobody).
 func (t *Tab) webmcpAdded(m map[string]any) {
 	raw, _ := m["tools"].([]any)
 	changed := false
@@ -182,7 +184,7 @@ func (t *Tab) webmcpAdded(m map[string]any) {
 			if len(l.Reasons) < maxRefusals {
 				l.Reasons = append(l.Reasons, why)
 			}
-			changed = true
+			// The tool list stands: the Page section says it.
 			t.c.env.Log.Debug().Int("tab", t.ID).Str("reason", why).Msg("webmcp: tool refused")
 			continue
 		}
@@ -196,7 +198,6 @@ func (t *Tab) webmcpAdded(m map[string]any) {
 				t.c.env.Log.Info().Int("tab", t.ID).Int("max", MaxWebMCPTools).Msg("webmcp: the page registers more tools than offered; the rest are ignored")
 			}
 			l.Ignored++
-			changed = true
 			continue
 		}
 		l.Tools = append(l.Tools, tool)
