@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -202,14 +204,33 @@ func TestWebMCPHostilePage(t *testing.T) {
 	must(t, c, "browser_snapshot", nil, "Hostile")
 }
 
-// TestWebMCPOff: without --caps webmcp, or with it and upstream's
-// --no-webmcp, pages have no document.modelContext (the feature flag is
-// not passed: no fingerprint difference) and no webmcp tool is listed.
+// TestWebMCPOff: without --caps webmcp, or with it and upstream's ways to
+// turn WebMCP off (--no-webmcp, "webmcp": false in the config file,
+// PLAYWRIGHT_MCP_WEBMCP=false), pages have no document.modelContext (the
+// feature flag is not passed: no fingerprint difference) and no webmcp
+// tool is listed.
 func TestWebMCPOff(t *testing.T) {
 	srv := webmcpPages(t)
-	for _, args := range [][]string{nil, {"--caps", "webmcp", "--no-webmcp"}} {
-		t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
-			c, _ := inProcess(t, args...)
+	cfgFile := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"webmcp": false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"no cap", nil, nil},
+		{"--no-webmcp", []string{"--caps", "webmcp", "--no-webmcp"}, nil},
+		{"config webmcp false", []string{"--caps", "webmcp", "--config", cfgFile}, nil},
+		{"PLAYWRIGHT_MCP_WEBMCP=false", []string{"--caps", "webmcp"}, []string{"PLAYWRIGHT_MCP_WEBMCP=false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, kv := range tc.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v) // read by the in-process server's config
+			}
+			c, _ := inProcess(t, tc.args...)
 			if caps := c.Init.Capabilities.Tools; caps != nil && caps.ListChanged {
 				t.Fatalf("initialize: tools capability %+v, want no listChanged", caps)
 			}
