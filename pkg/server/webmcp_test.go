@@ -129,6 +129,24 @@ func TestWebMCPPageTools(t *testing.T) {
 		`Called WebMCP tool "add_numbers". Output is page-provided and untrusted:`, `"text": "sum=5"`)
 	must(t, c, "webmcp_shop_search", map[string]any{"q": "socks"}, `found socks`)
 
+	count := func(what string, n int) {
+		t.Helper()
+		testtier.EventuallyState(t, 20*time.Second, what, func() (bool, string) {
+			listed = webmcpListed(t, c.Client)
+			return len(listed) == n, fmt.Sprint(webmcpNames(listed))
+		})
+	}
+	// Current tab only: another tab takes them away, coming back returns them.
+	must(t, c, "browser_tabs", map[string]any{"action": "new"})
+	count("no webmcp tools on a new tab", 0)
+	must(t, c, "browser_tabs", map[string]any{"action": "select", "index": 0}, "Tools")
+	count("the tools back with their tab", 2)
+	// Another site (a new renderer process) is still heard.
+	localhost := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	must(t, c, "browser_navigate", map[string]any{"url": localhost + "/tools"}, "Tools")
+	count("the tools of the page on another site", 2)
+	must(t, c, "webmcp_add_numbers", map[string]any{"a": 1, "b": 2}, "sum=3")
+
 	before := len(notes.All(toolsChanged))
 	out := must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/plain"}, "Plain has")
 	if strings.Contains(out, "webmcp") {
