@@ -124,7 +124,7 @@ declare -A weight=(
   [TestHTTPBodyBoundEndsWithTheBody]=5 [TestFleetRedisDown]=5 [TestEveryCoreTool]=5 [TestCDPStdio]=5
   [TestStuckTabRecovers]=70 [TestHardeningTabCap]=11 [TestCrashedRendererAnswersAtOnce]=8
   [TestCDPPrincipalIsolation]=10 [TestCDPDevToolsRefused]=10 [TestCDPFilesPerPrincipal]=10 [TestCDPPlaywright]=8
-  [TestHardeningDownloadCapWhileStreaming]=6
+  [TestHardeningDownloadCapWhileStreaming]=6 [TestWebMCPHostilePage]=6 [TestWebMCPOff]=6 [TestWebMCPPageTools]=5 [TestWebMCPSessionToolsHTTP]=5
 )
 
 # browser_packages lists the packages with browser-tier tests: those whose
