@@ -48,6 +48,9 @@ mc.registerTool({name: 'huge', description: 'huge schema',
 mc.registerTool({name: 'notobject', description: 'a string schema', inputSchema: {type: 'string'}, execute: () => 'no'});
 mc.registerTool({name: 'long', description: 'w'.repeat(100000), execute: () => 'r'.repeat(200000)});
 for (let i = 0; i < 10000; i++) mc.registerTool({name: 't' + i, description: 'tool ' + i, execute: () => 'answer ' + i});`),
+		"/later": doc("Later", `
+setTimeout(() => document.modelContext.registerTool({name: 'later', description: 'Registered after load',
+  execute: async () => 'late answer'}), 200);`),
 		"/plain": doc("Plain", `document.title = typeof document.modelContext === 'undefined' ? 'Plain none' : 'Plain has';`),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +154,21 @@ func TestWebMCPPageTools(t *testing.T) {
 	count("the tools of the page on another site", 2)
 	must(t, c, "webmcp_add_numbers", map[string]any{"a": 1, "b": 2}, "sum=3")
 
+	// A tool the page registers later, with no call in flight, is
+	// announced by itself.
 	before := len(notes.All(toolsChanged))
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/later"}, "Later")
+	testtier.EventuallyState(t, 20*time.Second, "webmcp_later listed", func() (bool, string) {
+		listed = webmcpListed(t, c.Client)
+		_, ok := listed["webmcp_later"]
+		return ok && len(listed) == 1, fmt.Sprint(webmcpNames(listed))
+	})
+	testtier.Eventually(t, 20*time.Second, "a list_changed for the later tool", func() bool {
+		return len(notes.All(toolsChanged)) >= before+2 // the navigation's removal, the later addition
+	})
+	must(t, c, "webmcp_later", nil, `"late answer"`)
+
+	before = len(notes.All(toolsChanged))
 	out := must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/plain"}, "Plain has")
 	if strings.Contains(out, "webmcp") {
 		t.Fatalf("the new page's section still counts webmcp tools:\n%s", out)
