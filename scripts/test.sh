@@ -131,6 +131,7 @@ declare -A weight=(
   [TestCDPPrincipalIsolation]=10 [TestCDPDevToolsRefused]=10 [TestCDPFilesPerPrincipal]=10 [TestCDPPlaywright]=8
   [TestHardeningDownloadCapWhileStreaming]=6
   [TestBridgeMetaUserDataDir]=13 [TestBridgeMetaProxyServer]=8 [TestBridgeMetaProxyBypass]=7
+  [TestWebMCPHostilePage]=6 [TestWebMCPOff]=6 [TestWebMCPPageTools]=5 [TestWebMCPSessionToolsHTTP]=5
 )
 
 # browser_packages lists the packages with browser-tier tests: those whose

@@ -81,6 +81,8 @@ func (g *Generation) pageEnv() page.Env {
 		OnDownloadEvent: func(_ *page.Tab, e page.DownloadEvent) { s.downloadEvent(g, e) },
 		MaxTabs:         s.cfg.maxTabs(),
 		UserAgent:       g.userAgent,
+		WebMCP:          s.cfg.WebMCP,
+		OnWebMCP:        func(*page.Tab) { s.webmcpChanged() },
 	}
 }
 

@@ -125,6 +125,15 @@ type Config struct {
 	// saw the event (Playwright's dispatch among them), so it must be quick
 	// and must not call back into the session. If nil, nothing is reported.
 	Notify func(Notice)
+	// WebMCP launches the browser with --enable-features=WebMCP and keeps,
+	// per tab, the tools its page registers through document.modelContext
+	// (page.WebMCPList); WebMCPChanged, if set, hears that the current
+	// tab's list may have changed (tools added or removed, a navigation, a
+	// tab closed, the browser lost), with the session's id. It is called on
+	// the goroutine that saw the event, so it must be quick and must not
+	// call back into the session. If false, pages get no modelContext.
+	WebMCP        bool
+	WebMCPChanged func(sessionID string)
 }
 
 // EffectiveActionTimeout is ActionTimeout with its default applied.
@@ -153,8 +162,13 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // Args is the browser command line this configuration produces for bin
 // (without the flags Playwright adds itself).
 func (c Config) Args(bin cloakbrowser.BinaryInfo) []string {
+	extra := append(c.timezoneArgs(bin), c.ExtraArgs...)
+	if c.WebMCP {
+		// Merged with the other --enable-features values (LaunchArgs).
+		extra = append(extra, "--enable-features=WebMCP")
+	}
 	o := cloakbrowser.LaunchOptions{NoSandbox: c.NoSandbox, FingerprintSeed: c.FingerprintSeed, Headless: c.Headless,
-		ExtraArgs: append(c.timezoneArgs(bin), c.ExtraArgs...)}
+		ExtraArgs: extra}
 	if c.wantsWindow() {
 		o.Window = c.Window
 	}
@@ -614,6 +628,7 @@ func (s *Session) lost(g *Generation) {
 	} else {
 		s.log.Debug().Int("generation", g.N).Msg("browser closed")
 	}
+	defer s.webmcpChanged() // the lost browser's tools are gone
 	if c != nil {
 		// First: a stale capability must not outlive the browser.
 		c.lost(g)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // WriteReference writes the tools reference (docs/tools-reference.md):
@@ -38,6 +40,11 @@ func WriteReference(w io.Writer) error {
 			}
 		}
 	}
+	// A group without tools of its own: what a page registers.
+	b.WriteString("\n## webmcp (`--caps webmcp`)\n\n")
+	b.WriteString("No tools of its own: the tools the current tab's page registers through WebMCP are listed as `" + WebMCPPrefix + "<name>`\n")
+	fmt.Fprintf(&b, "while the page offers them (at most %d; input schemas and descriptions are the page's); see\n", page.MaxWebMCPTools)
+	b.WriteString("[WebMCP page tools](tools.md#webmcp-page-tools).\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

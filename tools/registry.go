@@ -184,7 +184,8 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 			}
 		}()
 		args, aerr := decodeArgs(req)
-		if aerr == nil {
+		if aerr == nil && t.schema != nil {
+			// A page's WebMCP tool has none: the page checks its input.
 			aerr = validateArgs(t.schema, args, t.Aliases)
 		}
 		if aerr != nil {

@@ -175,6 +175,7 @@ func pageLines(ctx context.Context, t *page.Tab) []string {
 	if t.Crashed() {
 		lines = append(lines, "- Page status: crashed")
 	}
+	lines = append(lines, webmcpPageLines(t.WebMCPList())...)
 	if errs, warns := consoleCounts(t); errs+warns > 0 {
 		lines = append(lines, fmt.Sprintf("- Console: %d errors, %d warnings", errs, warns))
 	}

@@ -56,8 +56,18 @@ func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 		args = append(args, WindowArgs(bin, *o.Window, o.Headless)...)
 	}
 	args = append(args, keepPagesOffInternalPorts(o.ExtraArgs)...)
+	if slices.ContainsFunc(args, func(a string) bool { return flagName(a) == "--enable-features" }) {
+		// Playwright passes --enable-features=CDPScreenshotNewSurface
+		// before our flags, and Chromium reads the last occurrence only:
+		// a list of ours carries Playwright's value too.
+		args = append([]string{"--enable-features=" + playwrightFeatures}, args...)
+	}
 	return DedupeArgs(args)
 }
+
+// playwrightFeatures is the --enable-features value Playwright 1.64 passes
+// by default (chromiumSwitches).
+const playwrightFeatures = "CDPScreenshotNewSurface"
 
 // listFlags take a comma-separated list that Chromium reads from one
 // occurrence only: DedupeArgs merges their values instead of keeping the

@@ -122,7 +122,9 @@ type Config struct {
 	ImageMaxBytes int
 	// SnapshotBoxes adds [box=x,y,w,h] to snapshot lines. Default false.
 	SnapshotBoxes bool
-	// NoWebMCP stops collecting and exposing the page's WebMCP tools.
+	// NoWebMCP stops collecting and exposing the page's WebMCP tools
+	// (upstream's --no-webmcp); they are collected only with the "webmcp"
+	// capability (WebMCPEnabled).
 	NoWebMCP bool
 	// ConsoleLevel is the least severe console message browser_console_messages
 	// returns: error, warning, info (default) or debug.
@@ -406,8 +408,14 @@ func (c Config) CapSet() map[string]bool {
 	return m
 }
 
+// WebMCPEnabled reports whether the tools pages register through WebMCP
+// become MCP tools: with --caps webmcp and without --no-webmcp. It also
+// launches the browser with --enable-features=WebMCP, which gives every
+// page document.modelContext (a fingerprint difference), hence opt-in.
+func (c Config) WebMCPEnabled() bool { return c.CapSet()["webmcp"] && !c.NoWebMCP }
+
 // knownCaps are the capability groups --caps accepts.
-var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "core"}
+var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "webmcp", "core"}
 
 // KnownCaps returns a copy of the capability groups --caps accepts.
 func KnownCaps() []string { return slices.Clone(knownCaps) }

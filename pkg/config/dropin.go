@@ -222,8 +222,8 @@ var dropinSettings = []setting{
 	}},
 	{flags: []string{"image-responses"}, env: envs("IMAGE_RESPONSES"), help: "allow (default), omit or only", set: enum(func(c *Config) *string { return &c.ImageResponses }, "allow", "omit", "only")},
 	{flags: []string{"snapshot-boxes"}, env: envs("SNAPSHOT_BOXES"), isBool: true, help: "add [box=x,y,width,height] to snapshot lines", set: boolean(func(c *Config) *bool { return &c.SnapshotBoxes })},
-	{flags: []string{"no-webmcp"}, isBool: true, help: "do not collect or expose tools a page registers through WebMCP", set: boolean(func(c *Config) *bool { return &c.NoWebMCP })},
-	{flags: []string{"webmcp"}, env: envs("WEBMCP"), isBool: true, help: "collect and expose WebMCP tools (default true)", set: func(c *Config, v string) error {
+	{flags: []string{"no-webmcp"}, isBool: true, help: "do not collect or expose tools a page registers through WebMCP (overrides --caps webmcp)", set: boolean(func(c *Config) *bool { return &c.NoWebMCP })},
+	{flags: []string{"webmcp"}, env: envs("WEBMCP"), isBool: true, help: "with --caps webmcp: collect and expose WebMCP tools (default true)", set: func(c *Config, v string) error {
 		b, err := parseBool(v)
 		c.NoWebMCP = !b
 		return err

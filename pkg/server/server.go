@@ -96,6 +96,11 @@ type Server struct {
 	notes   *notifier
 	cancels *cancels
 
+	// env is what the tools see; webmcp keeps each MCP session's WebMCP
+	// tools in step with its page (webmcp.go), nil without --caps webmcp.
+	env    *tools.Env
+	webmcp *webmcpMirror
+
 	cdpOnce sync.Once // makes leaser
 	leaser  *cdpproxy.Leaser
 	cdpErr  error
@@ -188,8 +193,13 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s.cancels.hooks(hooks)
 	s.shortUnknownURIs(hooks)
 	hooks.AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { s.startPrewarm() })
+	if cfg.WebMCPEnabled() {
+		s.webmcp = newWebMCPMirror(s)
+		s.webmcp.hooks(hooks)
+	}
 	s.mcp = server.NewMCPServer("cloakbrowser-mcp", Version,
-		server.WithToolCapabilities(false),
+		// The tool list changes only with --caps webmcp (a page's tools).
+		server.WithToolCapabilities(cfg.WebMCPEnabled()),
 		// The files tools write, per MCP session (resources.go); the list
 		// changes as they are written. No subscriptions.
 		server.WithResourceCapabilities(false, true),
@@ -234,6 +244,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		s.bin.close()
 		s.closeDriver()
 		return nil, err
+	}
+	s.env = env
+	if s.webmcp != nil {
+		s.bg.Go(s.webmcp.run)
 	}
 	return s, nil
 }
@@ -282,6 +296,9 @@ func (s *Server) sessionConfigOf(cfg config.Config) session.Config {
 		IdleTimeout:        cfg.IdleAfter(),
 		Log:                s.log,
 		Notify:             s.notes.notice,
+	}
+	if s.webmcp != nil {
+		sc.WebMCP, sc.WebMCPChanged = true, s.webmcp.changed
 	}
 	if dir, err := filepath.Abs(cfg.OutputDir); err == nil {
 		sc.OutputDir = dir

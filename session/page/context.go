@@ -51,6 +51,12 @@ type Env struct {
 	// OnDownloadEvent, if set, hears of a download's progress as it runs
 	// (downloads.go), on the same goroutine and with the same rule.
 	OnDownloadEvent func(t *Tab, e DownloadEvent)
+	// WebMCP collects the tools each tab's page registers through WebMCP
+	// (webmcp.go; the browser must run with --enable-features=WebMCP);
+	// OnWebMCP, if set, hears that a tab's list changed or that it closed,
+	// on Playwright's dispatch goroutine (the same rule as OnConsole).
+	WebMCP   bool
+	OnWebMCP func(t *Tab)
 	// MaxTabs caps the context's open tabs: NewTab and OpenTab fail with
 	// ErrTooManyTabs past it, and a popup a page opens past it is closed
 	// at once. If zero, no cap.

@@ -17,6 +17,8 @@
 //     state, permissions, geolocation, offline).
 //   - The watch (session/watch) runs in an isolated world of each tab's
 //     main frame; watch.go here is the tab's side of it.
+//   - WebMCP (webmcp.go): the tools a tab's page registers, heard and
+//     called over the tab's own CDP session, bounded as untrusted input.
 //
 // Where it sits: tools → session (the lifecycle: Session, Generation, the
 // restart rule) → page → session/watch, snapshot, playwright-go. This

@@ -126,6 +126,8 @@ type Tab struct {
 	titleAt      time.Time    // when the watch read title; zero once used
 
 	seen seen // what the agent was shown (seen.go)
+
+	wm webmcpState // the page's WebMCP tools (webmcp.go)
 }
 
 // Cut cuts s to maxEntryText bytes (on a rune boundary), marking the cut
@@ -182,6 +184,10 @@ func (t *Tab) wireLife() {
 		t.closed = true
 		t.mu.Unlock()
 		t.c.removeTab(t)
+		// Its tools go with it (and calls waiting on them answer), and
+		// another tab may be current now.
+		t.webmcpNewDocument()
+		t.webmcpChanged()
 	})
 	t.p.OnCrash(func(playwright.Page) {
 		t.mu.Lock()
@@ -191,6 +197,7 @@ func (t *Tab) wireLife() {
 		}
 		t.wakeLocked()
 		t.mu.Unlock()
+		t.webmcpNewDocument() // the page's tools died with its renderer
 		if t.c.env.OnCrash != nil {
 			t.c.env.OnCrash(t)
 		}
