@@ -403,7 +403,7 @@ func (c Config) CapSet() map[string]bool {
 }
 
 // knownCaps are the capability groups --caps accepts.
-var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "core"}
+var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "export", "core"}
 
 // KnownCaps returns a copy of the capability groups --caps accepts.
 func KnownCaps() []string { return slices.Clone(knownCaps) }

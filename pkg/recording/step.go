@@ -237,3 +237,36 @@ func ReadJSONL(name string, data []byte) ([]Step, error) {
 	}
 	return steps, nil
 }
+
+// TargetIn describes the element ref names in t (the snapshot the agent
+// acted on): its role, its name (or text), and its place among the elements
+// the smoke runner would match for them — role equal in any case, label
+// equal — so that {role, name, nth} finds it again. nil when t has no
+// such ref.
+func TargetIn(t *snapshot.Tree, ref string) *Target {
+	if t == nil {
+		return nil
+	}
+	n, ok := t.Find(ref)
+	if !ok || n.Kind != snapshot.KindElement || n.Role == "" {
+		return nil
+	}
+	label := func(n *snapshot.Node) string {
+		if n.Name != "" {
+			return n.Name
+		}
+		return n.Text
+	}
+	tg := &Target{Role: n.Role, Name: label(n), Given: ref}
+	t.Walk(func(m *snapshot.Node, _ int) bool {
+		if m.Kind != snapshot.KindElement || !strings.EqualFold(m.Role, n.Role) || tg.Name != "" && label(m) != tg.Name {
+			return true
+		}
+		if m == n {
+			tg.Nth = tg.Count
+		}
+		tg.Count++
+		return true
+	})
+	return tg
+}
