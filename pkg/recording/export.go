@@ -270,17 +270,7 @@ func (p *plan) expect(s Step) expectations {
 	if s.After.Title != "" && (s.After.TitleChanged || nav) {
 		e.title = s.After.Title
 	}
-	cands := slices.Clone(s.After.Appeared)
-	sort.SliceStable(cands, func(i, j int) bool { return rolePriority(cands[i].Role) > rolePriority(cands[j].Role) })
-	for _, c := range cands {
-		if len(e.has) == 3 {
-			break
-		}
-		if strings.Contains(c.Label, "${") {
-			continue
-		}
-		e.has = append(e.has, c)
-	}
+	e.has = Choose(s.After.Appeared)
 	for _, a := range p.asserts[s.N] {
 		switch {
 		case a.URL != "":
@@ -294,6 +284,28 @@ func (p *plan) expect(s Step) expectations {
 		}
 	}
 	return e
+}
+
+// MaxChosen is how many of the elements that appeared a step expects.
+const MaxChosen = 3
+
+// Choose picks the elements a step's replay expects among those that
+// appeared: feedback (alert, status) and headings before list items,
+// before controls; at most MaxChosen, none naming a ${VAR}.
+func Choose(appeared []Element) []Element {
+	cands := slices.Clone(appeared)
+	sort.SliceStable(cands, func(i, j int) bool { return rolePriority(cands[i].Role) > rolePriority(cands[j].Role) })
+	var out []Element
+	for _, c := range cands {
+		if len(out) == MaxChosen {
+			break
+		}
+		if strings.Contains(c.Label, "${") || !expectable(c) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // baseURL splits u into the part after the base, when it starts with it.
