@@ -20,7 +20,7 @@ func (p *plan) smoke() []byte {
 	}
 	b.WriteString("steps:\n")
 	for _, s := range p.steps {
-		fmt.Fprintf(&b, "  - name: %s\n", js(fmt.Sprintf("%d %s", s.N, stepName(s))))
+		fmt.Fprintf(&b, "  - name: %s\n", js(p.varURL(stepName(s))))
 		for _, t := range append([]*Target{s.Target, s.EndTarget}, s.Fields...) {
 			if t != nil && t.Count > 1 && t.Role != "" {
 				fmt.Fprintf(&b, "    # %d elements are %s %q: nth %d is the one the agent used\n", t.Count, t.Role, t.Name, t.Nth)

@@ -223,7 +223,7 @@ func Main(ctx context.Context, self string, args []string, stdout, stderr io.Wri
 				fmt.Fprintf(stderr, "smoke: --update: %s not updated: a step failed\n", scenarios[i].File)
 				continue
 			}
-			if _, err := updateFile(scenarios[i], r, stdout); err != nil {
+			if _, err := Update(scenarios[i], r, stdout); err != nil {
 				fmt.Fprintf(stderr, "smoke: --update: %v\n", err)
 				code = max(code, ExitFailed)
 			}

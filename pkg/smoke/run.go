@@ -184,6 +184,14 @@ func (r *runner) run(ctx context.Context) error {
 	for k, v := range r.o.Vars {
 		r.vars[k] = v
 	}
+	for _, n := range sc.varNames() {
+		// A name Options.LookupEnv knows that the process environment lacks.
+		if _, ok := r.vars[n]; !ok {
+			if v, ok := r.lookup(n); ok {
+				r.vars[n] = v
+			}
+		}
+	}
 	if sc.Serve != "" {
 		dir := sc.Serve
 		if !filepath.IsAbs(dir) {

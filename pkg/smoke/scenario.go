@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -374,6 +375,32 @@ func (sc *Scenario) CheckVars(defined func(name string) bool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// varNames are the names of every ${VAR} the scenario's steps use.
+func (sc *Scenario) varNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	add := func(_, s string) {
+		for _, m := range varRef.FindAllStringSubmatch(s, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				names = append(names, m[1])
+			}
+		}
+	}
+	for i, st := range sc.Steps {
+		p := fmt.Sprintf("$.steps[%d]", i)
+		visitStrings(st.Args, p, add)
+		ex := st.Expect
+		for _, s := range slices.Concat(ex.Contains, ex.NotContains, ex.Matches, ex.Text, []string{ex.URL, ex.Title}) {
+			add("", s)
+		}
+		for _, r := range ex.SnapshotHas {
+			add("", r.Name)
+		}
+	}
+	return names
 }
 
 func (sc *Scenario) undefined(path string, step int, s string, known func(string) bool, saved map[string]bool) []error {

@@ -78,11 +78,11 @@ type rewrite struct {
 	old, new string
 }
 
-// updateFile rewrites the url, title and snapshot_has expectations of sc's
-// file with what res observed, prints the changes to w as a diff and
-// returns how many lines changed. A step's expectation written other than
+// Update rewrites the url, title and snapshot_has expectations of sc's
+// file with what res (a Run with Options.Update) observed, prints the
+// changes to w as a diff and returns how many lines changed. A step's expectation written other than
 // as one "key: value" line is reported and left alone.
-func updateFile(sc *Scenario, res *Result, w io.Writer) (int, error) {
+func Update(sc *Scenario, res *Result, w io.Writer) (int, error) {
 	vars := res.vars
 	data, err := os.ReadFile(sc.File)
 	if err != nil {
