@@ -126,11 +126,11 @@ func newPlan(all []Step, o Options) (*plan, error) {
 	if to == 0 {
 		to = last
 	}
-	if from > to {
-		return nil, fmt.Errorf("from %d is after to %d: pick a range of the steps %d–%d", from, to, all[0].N, last)
-	}
 	if from > last || to < all[0].N {
 		return nil, fmt.Errorf("from %d to %d selects no step: the session has steps %d–%d", o.From, o.To, all[0].N, last)
+	}
+	if from > to {
+		return nil, fmt.Errorf("from %d is after to %d: pick a range of the steps %d–%d", from, to, all[0].N, last)
 	}
 	known := map[int]bool{}
 	for _, s := range all {
