@@ -20,7 +20,7 @@ func (p *plan) smoke() []byte {
 	}
 	b.WriteString("steps:\n")
 	for _, s := range p.steps {
-		fmt.Fprintf(&b, "  - name: %s\n", js(p.varURL(stepName(s))))
+		fmt.Fprintf(&b, "  - name: %s # step %d of the session\n", js(p.baseVars(stepName(s))), s.N)
 		for _, t := range append([]*Target{s.Target, s.EndTarget}, s.Fields...) {
 			if t != nil && t.Count > 1 && t.Role != "" {
 				fmt.Fprintf(&b, "    # %d elements are %s %q: nth %d is the one the agent used\n", t.Count, t.Role, t.Name, t.Nth)
@@ -139,6 +139,14 @@ func smokeTarget(t *Target) any {
 		return m
 	}
 	return t.Selector
+}
+
+// baseVars writes every URL under the base in s as ${BASE}….
+func (p *plan) baseVars(s string) string {
+	if p.base == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, p.base, "${BASE}")
 }
 
 // varURL writes a URL under the base as ${BASE}….

@@ -134,7 +134,7 @@ func TestExportedSessionReplays(t *testing.T) {
 	}
 	assertions := []any{map[string]any{"step": 10, "text": "Saved the second draft"}}
 	scenario := export(map[string]any{"name": "drafts are saved", "filename": "drafts.yaml", "assertions": assertions})
-	t.Logf("scenario:\n%s", scenario)
+	golden(t, "testdata/export/drafts.smoke.golden", strings.ReplaceAll(scenario, app.URL, "http://127.0.0.1:PORT"))
 	for _, want := range []string{"Left out: step 8", "Reads from the environment: PASSWORD", `"text":"${PASSWORD}"`,
 		`{"name":"Save","nth":1,"role":"button"}`, "# 2 elements are button \"Save\": nth 1", `url: "${BASE}/list.html"`, `text: ["Saved the second draft"]`} {
 		if !strings.Contains(scenario, want) {
