@@ -18,7 +18,7 @@ var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 func (p *plan) code(lang codegen.Language) []byte {
 	var body []string
 	for _, s := range p.steps {
-		body = append(body, p.comment(lang, fmt.Sprintf("%d. %s", s.N, p.baseVars(stepName(s)))))
+		body = append(body, p.comment(lang, fmt.Sprintf("%d. %s", s.N, strings.ReplaceAll(stepName(s), p.base+"/", "/"))))
 		for _, t := range append([]*Target{s.Target, s.EndTarget}, s.Fields...) {
 			if t != nil && t.Count > 1 && t.Role != "" {
 				body = append(body, p.comment(lang, fmt.Sprintf("%d elements are %s %q: the %s is the one the agent used", t.Count, t.Role, t.Name, ordinal(t.Nth+1))))
