@@ -121,14 +121,22 @@ func TestExportedSessionReplays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		linked := false
+		var uri string
 		for _, part := range res.Content {
 			if l, ok := part.(mcp.ResourceLink); ok && strings.HasPrefix(l.URI, "cloakbrowser-mcp://files/") {
-				linked = true
+				uri = l.URI
 			}
 		}
-		if !linked {
-			t.Errorf("the file is not linked as a resource: %+v", res.Content)
+		if uri == "" {
+			t.Fatalf("the file is not linked as a resource: %+v", res.Content)
+		}
+		// The resource reads back as text, the file's bytes.
+		rr, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
+		if err != nil || len(rr.Contents) != 1 {
+			t.Fatalf("resources/read %s: %v", uri, err)
+		}
+		if tc, ok := rr.Contents[0].(mcp.TextResourceContents); !ok || tc.Text != string(b) {
+			t.Errorf("resources/read %s: %T, not the file's text", uri, rr.Contents[0])
 		}
 		return string(b)
 	}
