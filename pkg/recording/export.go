@@ -116,7 +116,7 @@ func newPlan(all []Step, o Options) (*plan, error) {
 	}
 	p := &plan{o: o, asserts: map[int][]Assertion{}, total: len(all)}
 	if len(all) == 0 {
-		return nil, fmt.Errorf("%w: the session has no recorded actions; drive the page first (browser_navigate, browser_click, browser_type…) — only calls made while the export capability is on are recorded", ErrEmpty)
+		return nil, fmt.Errorf("%w: the session has no recorded actions; drive the page first (browser_navigate, browser_click, browser_type…) — calls are recorded while the server runs with --caps export or --save-session", ErrEmpty)
 	}
 	last := all[len(all)-1].N
 	from, to := o.From, o.To
