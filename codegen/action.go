@@ -434,3 +434,12 @@ func (a Action) csClickOptions() string {
 	}
 	return "new()\n{\n" + strings.Join(toks, "\n") + "\n}"
 }
+
+// Literal is s as a string literal of lang, whole (a test file needs every
+// character; the code section's Quote shortens long ones).
+func Literal(lang Language, s string) string {
+	if lang == TypeScript {
+		return escapeWithQuotes(s, '\'')
+	}
+	return escapeWithQuotes(s, '"')
+}

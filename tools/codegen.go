@@ -101,6 +101,9 @@ func (c *tabCall) codeSelectorIn(ctx context.Context, el *page.Element, target s
 	if !aiRef.MatchString(target) {
 		return target
 	}
+	if sel, ok := c.recordedSelector(el); ok {
+		return sel
+	}
 	sel, err := el.Selector(ctx)
 	if err != nil {
 		c.env.Log.Debug().Err(err).Str("target", target).Msg("codegen: no selector")
@@ -122,7 +125,7 @@ func refSelector(ref string) string { return "aria-ref=" + ref }
 // besideWait once the action is over (a page the action left busy may
 // never answer) before printing the ref.
 func (c *tabCall) codeSelectorLater(el *page.Element, target string, beside bool) func() string {
-	if !beside || c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
+	if _, recorded := c.recordedSelector(el); recorded || !beside || c.env.Output.lang() == codegen.None || !aiRef.MatchString(target) {
 		sel := c.codeSelector(el, target)
 		return func() string { return sel }
 	}

@@ -17,6 +17,7 @@ var (
 )
 
 func pStr(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+func pNum(desc string) map[string]any { return map[string]any{"type": "number", "description": desc} }
 func pBool(desc string) map[string]any {
 	return map[string]any{"type": "boolean", "description": desc}
 }

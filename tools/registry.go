@@ -47,6 +47,9 @@ type Env struct {
 	// SessionLog, if set, receives every tool call and its response
 	// (--save-session; sessionlog.go).
 	SessionLog *SessionLog
+	// Recorder, if set, records every action tool call as a step
+	// (record.go) for browser_export_test and the steps log.
+	Recorder *Recorder
 	// AllowUnrestrictedFileAccess permits file: URLs and paths outside the
 	// allowed roots.
 	AllowUnrestrictedFileAccess bool
@@ -137,6 +140,7 @@ func families() []func() []*Tool {
 		pdfTools,
 		testingTools,
 		configTools,
+		exportTools,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/outdir"
+	"github.com/cloakmcp/cloakbrowser-mcp/session"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -59,10 +60,15 @@ func fileURI(rel string) string {
 // ("Screenshot"). A file outside the caller's directory (unrestricted
 // file access) is not published: no root could read it back.
 func (c *tabCall) publish(p, kind string) {
-	if c.env.Publish == nil {
+	c.env.publishFile(c.ctx, c.sess, c.resp, p, kind)
+}
+
+// publishFile is publish for a call of sess that answers with resp.
+func (env *Env) publishFile(ctx context.Context, sess *session.Session, resp *Response, p, kind string) {
+	if env.Publish == nil {
 		return
 	}
-	a, err := c.env.filesOf(c.sess)
+	a, err := env.filesOf(sess)
 	if err != nil {
 		return
 	}
@@ -82,16 +88,16 @@ func (c *tabCall) publish(p, kind string) {
 		desc = "File saved by a browser tool"
 	}
 	principal := ""
-	if c.sess != nil {
-		principal = c.sess.Principal()
+	if sess != nil {
+		principal = sess.Principal()
 	}
-	c.env.Publish(c.ctx, server.ServerResource{
+	env.Publish(ctx, server.ServerResource{
 		Resource: mcp.Resource{URI: uri, Name: name, Description: desc, MIMEType: typ, Size: &size},
-		Handler:  c.env.fileReader(principal, rel, typ),
+		Handler:  env.fileReader(principal, rel, typ),
 	})
 	link := mcp.NewResourceLink(uri, name, desc, typ)
 	link.Size = &size
-	c.resp.AddLink(link)
+	resp.AddLink(link)
 }
 
 // fileReader reads rel of principal's directory for resources/read, at
@@ -149,6 +155,8 @@ var fileTypes = map[string]string{
 	".pdf": "application/pdf", ".zip": "application/zip", ".json": "application/json",
 	".yml": "application/yaml", ".yaml": "application/yaml", ".log": "text/plain", ".txt": "text/plain",
 	".csv": "text/csv", ".md": "text/markdown", ".html": "text/html", ".htm": "text/html",
+	// Exported tests (browser_export_test); a host's .ts may be MPEG video.
+	".ts": "text/x-typescript", ".py": "text/x-python", ".java": "text/x-java", ".cs": "text/x-csharp",
 }
 
 // fileMIME is the MIME type of a file by its extension (a download may be

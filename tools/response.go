@@ -46,6 +46,9 @@ func (r *Response) Error(format string, args ...any) *Response {
 	return r
 }
 
+// ErrorText is the error lines added, one a line.
+func (r *Response) ErrorText() string { return strings.Join(r.err, "\n") }
+
 // Failed reports whether an error was added.
 func (r *Response) Failed() bool { return len(r.err) > 0 }
 

@@ -34,6 +34,9 @@ type tabCall struct {
 	typed *string
 	// back: browser_navigate_back, whose page the agent may have seen.
 	back bool
+	// rec gathers the call's recorded step (record.go); nil when the tool
+	// is not recorded or no Recorder is on.
+	rec *stepRec
 }
 
 type snapshotKind int
@@ -89,6 +92,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 				c.before = tab.LastSnapshot()
 				c.navBefore = tab.LastNavSeq()
 			}
+			c.startRecording(name)
 			if err := fn(c); err != nil {
 				if g.Lost() || errors.Is(err, session.ErrBrowserGone) {
 					return fmt.Errorf("%w: %v", session.ErrBrowserGone, err)
@@ -96,6 +100,7 @@ func tabTool(name string, o tabOpts, fn func(c *tabCall) error) func(ctx context
 				resp.Error("%s", friendlyError(err))
 			}
 			c.finish(o)
+			c.finishRecording(name)
 			return nil
 		})
 		if err != nil {
@@ -217,7 +222,11 @@ func tabLines(ctx context.Context, g *session.Generation) []string {
 // locate turns a target (a ref from the last snapshot, or a selector) into
 // an element of the current tab, failing fast when it matches nothing.
 func (c *tabCall) locate(target string) (*page.Element, error) {
-	return c.tab.Locate(c.ctx, target)
+	el, err := c.tab.Locate(c.ctx, target)
+	if err == nil {
+		c.recordTarget(target, el)
+	}
+	return el, err
 }
 
 // describe names a target for messages: the agent's description if given.

@@ -52,7 +52,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cloakbrowser-mcp: unknown command %q (serve, install, doctor, smoke, version, help)\n", quote(cmd))
 		return 2
 	}
-	if wantsHelp(args) {
+	if wantsHelp(args) && !(cmd == "smoke" && len(args) > 0 && args[0] == "record") { // smoke record has its own
 		return printHelp(cmd, stdout, stderr)
 	}
 	if cmd == "smoke" { // flags of its own: see pkg/smoke

@@ -415,7 +415,7 @@ func (c Config) CapSet() map[string]bool {
 func (c Config) WebMCPEnabled() bool { return c.CapSet()["webmcp"] && !c.NoWebMCP }
 
 // knownCaps are the capability groups --caps accepts.
-var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "webmcp", "core"}
+var knownCaps = []string{"vision", "pdf", "devtools", "tracing", "testing", "network", "storage", "config", "downloads", "emulation", "interactions", "snapshot", "webmcp", "export", "core"}
 
 // KnownCaps returns a copy of the capability groups --caps accepts.
 func KnownCaps() []string { return slices.Clone(knownCaps) }

@@ -240,6 +240,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if cfg.SaveSession {
 		env.SessionLog = tools.NewSessionLog()
 	}
+	if caps := cfg.CapSet(); caps["export"] || cfg.SaveSession {
+		// --save-session also writes the steps log smoke record reads.
+		env.Recorder = tools.NewRecorder(cfg.SaveSession)
+	}
 	if err := tools.Register(s.mcp, env); err != nil {
 		s.bin.close()
 		s.closeDriver()

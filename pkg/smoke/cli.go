@@ -27,6 +27,7 @@ const (
 )
 
 const usage = `usage: cloakbrowser-mcp smoke [flags] FILE...
+       cloakbrowser-mcp smoke record [flags] STEPS.jsonl   (run with --help for its flags)
 
 Runs smoke scenarios (YAML or JSON) of MCP tool calls with expectations.
 Exit 0: all passed; 1: a step failed (or a server did not start); 2: a file
@@ -38,7 +39,8 @@ Flags:
 // cliOptions are the smoke command's flags.
 type cliOptions struct {
 	junit, reportJSON, artifacts string
-	trace                        bool
+	trace, update                bool
+	expectTimeout                time.Duration
 	parallel                     int
 	timeout                      time.Duration
 	serverURL, serverCmd, serve  string
@@ -65,6 +67,8 @@ func parseFlags(args []string, stderr io.Writer) (cliOptions, error) {
 	fs.StringVar(&o.serverURL, "server-url", "", "smoke a running Streamable HTTP server at `URL` (a session per scenario) instead of starting one")
 	fs.Var(listFlag{&o.headers}, "header", "`'Name: value'` header for --server-url (repeatable)")
 	fs.StringVar(&o.serverCmd, "server-cmd", "", "spawn this stdio MCP server `COMMAND` (run by sh) per scenario instead of cloakbrowser-mcp")
+	fs.BoolVar(&o.update, "update", false, "re-record the url, title and snapshot_has expectations from what the pages show now, rewrite the files and print the diff")
+	fs.DurationVar(&o.expectTimeout, "expect-timeout", DefaultExpectTimeout, "how long a step's page expectations (url, title, text, snapshot_has) wait for the page")
 	fs.StringVar(&o.serve, "serve", "", "serve `DIR` on loopback during the run and set ${BASE} to its URL")
 	// Flags and files may be interleaved.
 	for {
@@ -85,6 +89,8 @@ func parseFlags(args []string, stderr io.Writer) (cliOptions, error) {
 		return o, fmt.Errorf("--parallel %d: must be at least 1", o.parallel)
 	case o.timeout <= 0:
 		return o, fmt.Errorf("--timeout %s: must be positive (e.g. 30s)", o.timeout)
+	case o.expectTimeout <= 0:
+		return o, fmt.Errorf("--expect-timeout %s: must be positive (e.g. 5s)", o.expectTimeout)
 	case o.serverURL != "" && o.serverCmd != "":
 		return o, errors.New("--server-url and --server-cmd: pick one")
 	case len(o.headers) > 0 && o.serverURL == "":
@@ -115,6 +121,9 @@ func redactHeader(h string) string {
 // servers and browsers are closed and the partial reports written.
 // self is the cloakbrowser-mcp binary to start per scenario (os.Executable).
 func Main(ctx context.Context, self string, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "record" {
+		return recordMain(args[1:], stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitPassed
@@ -181,7 +190,8 @@ func Main(ctx context.Context, self string, args []string, stdout, stderr io.Wri
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ro := Options{Start: start, Vars: vars, StepTimeout: o.timeout, Trace: o.trace, Progress: progress, Color: color}
+			ro := Options{Start: start, Vars: vars, StepTimeout: o.timeout, Trace: o.trace, Progress: progress, Color: color,
+				ExpectTimeout: o.expectTimeout, Update: o.update}
 			if o.artifacts != "" {
 				ro.Artifacts = filepath.Join(o.artifacts, fmt.Sprintf("%02d-%s", i+1, slug(sc.File)))
 			}
@@ -204,6 +214,18 @@ func Main(ctx context.Context, self string, args []string, stdout, stderr io.Wri
 		case Failed:
 			if code == ExitPassed {
 				code = ExitFailed
+			}
+		}
+	}
+	if o.update && ctx.Err() == nil {
+		for i, r := range results {
+			if r.Status != Passed {
+				fmt.Fprintf(stderr, "smoke: --update: %s not updated: a step failed\n", scenarios[i].File)
+				continue
+			}
+			if _, err := Update(scenarios[i], r, stdout); err != nil {
+				fmt.Fprintf(stderr, "smoke: --update: %v\n", err)
+				code = max(code, ExitFailed)
 			}
 		}
 	}

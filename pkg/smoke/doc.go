@@ -6,7 +6,10 @@
 // [Starter] that gives it a connected embed.Client (by default a
 // cloakbrowser-mcp server in this process). The `cloakbrowser-mcp smoke`
 // command ([Main]) adds the flags CI pipelines use: files, --junit,
-// --report-json, --artifacts, --parallel, --server-url and --server-cmd.
+// --report-json, --artifacts, --parallel, --server-url and --server-cmd;
+// --update re-records a scenario's url, title and snapshot_has expectations
+// ([Update]), and `smoke record` turns a --save-session steps log into a
+// scenario or a Playwright test (pkg/recording, as browser_export_test does).
 //
 // A scenario (see docs/smoke.md for the whole format):
 //

@@ -55,6 +55,12 @@ type Options struct {
 	Progress io.Writer
 	// Color uses ANSI colours in Progress lines.
 	Color bool
+	// ExpectTimeout bounds the wait for a step's page expectations (url,
+	// title, text, snapshot_has). If zero, DefaultExpectTimeout.
+	ExpectTimeout time.Duration
+	// Update records what each step's page shows instead of checking the
+	// page expectations (StepResult.Observed), for --update.
+	Update bool
 }
 
 // Status is the outcome of a step or a scenario.
@@ -82,6 +88,8 @@ type Result struct {
 	Steps []StepResult `json:"steps"`
 	// Started is when the scenario began.
 	Started time.Time `json:"started"`
+
+	vars map[string]string // the ${VAR}s' values the steps ran with
 }
 
 // StepResult is one step's outcome.
@@ -99,6 +107,9 @@ type StepResult struct {
 	Excerpt string `json:"excerpt,omitempty"`
 	// Artifacts are the files left for a failing step.
 	Artifacts []string `json:"artifacts,omitempty"`
+	// Observed is what the page showed after the step, with
+	// Options.Update.
+	Observed *Observed `json:"observed,omitempty"`
 }
 
 // Passed says every step passed.
@@ -117,6 +128,7 @@ const excerptMax = 1500
 func Run(ctx context.Context, sc *Scenario, o Options) (*Result, error) {
 	r := &runner{sc: sc, o: o, res: &Result{Name: sc.Name, File: sc.File, Started: time.Now()}}
 	err := r.run(ctx)
+	r.res.vars = r.vars
 	r.res.Duration = time.Since(r.res.Started)
 	r.res.MS = r.res.Duration.Milliseconds()
 	return r.res, err
@@ -171,6 +183,14 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	for k, v := range r.o.Vars {
 		r.vars[k] = v
+	}
+	for _, n := range sc.varNames() {
+		// A name Options.LookupEnv knows that the process environment lacks.
+		if _, ok := r.vars[n]; !ok {
+			if v, ok := r.lookup(n); ok {
+				r.vars[n] = v
+			}
+		}
 	}
 	if sc.Serve != "" {
 		dir := sc.Serve
@@ -297,29 +317,41 @@ func (r *runner) step(ctx context.Context, i int, sr *StepResult) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	if t, ok := args["target"]; ok {
-		want, _ := targetArg(t)
-		if want != nil {
+	var beforeSnap string // the page before the call, when a snapshot was taken
+	for _, ta := range targetArgs(args) {
+		want, _ := targetArg(ta.get())
+		if want == nil {
+			continue
+		}
+		if beforeSnap == "" {
 			snap, err := r.c.Call(cctx, "browser_snapshot", map[string]any{})
 			if err != nil {
-				fail("args.target %s: taking a snapshot to find it: %v", want, err)
+				fail("args.%s %s: taking a snapshot to find it: %v", ta.path, want, err)
 				return
 			}
-			els := elements(snap.Text)
-			e, found := find(els, *want)
-			switch {
-			case !found:
-				fail("args.target: no %s in the snapshot; %s", want, closest(els, *want, 5))
-				sr.Excerpt = excerpt(snap.Text)
-				return
-			case e.ref == "":
-				fail("args.target: %s has no ref in the snapshot", want)
-				return
-			}
-			args["target"] = e.ref
+			beforeSnap = snap.Text
+		}
+		els := elements(beforeSnap)
+		e, found := find(els, *want)
+		switch {
+		case !found:
+			fail("args.%s: no %s in the snapshot; %s", ta.path, want, closest(els, *want, 5))
+			sr.Excerpt = excerpt(beforeSnap)
+			return
+		case e.ref == "":
+			fail("args.%s: %s has no ref in the snapshot", ta.path, want)
+			return
+		}
+		ta.set(e.ref)
+		if ta.path == "target" {
 			if _, ok := args["element"]; !ok {
 				args["element"] = e.String()
 			}
+		}
+	}
+	if r.o.Update && beforeSnap == "" && len(st.Expect.SnapshotHas) > 0 && st.Tool != "browser_navigate" {
+		if snap, err := r.c.Call(cctx, "browser_snapshot", map[string]any{}); err == nil {
+			beforeSnap = snap.Text
 		}
 	}
 	callStart := time.Now()
@@ -371,25 +403,12 @@ func (r *runner) step(ctx context.Context, i int, sr *StepResult) {
 			return
 		}
 	}
-	if len(ex.SnapshotHas) > 0 {
-		// The response's own snapshot when it holds a whole one; else (a
-		// diff, a link to a file: upstream's actions) a fresh snapshot.
-		snapText := res.Text
-		if !fullSnapshot(res.Text) {
-			snap, err := r.c.Call(cctx, "browser_snapshot", map[string]any{})
-			if err != nil {
-				fail("expect.snapshot_has: taking a snapshot: %v", err)
-				return
-			}
-			snapText = snap.Text
-		}
-		els := elements(snapText)
-		for j, want := range ex.SnapshotHas {
-			want.Name = expand(want.Name, r.vars)
-			if _, ok := find(els, want); !ok {
-				fail("expect.snapshot_has[%d]: no %s in the page's snapshot; %s", j, want, closest(els, want, 5))
-				return
-			}
+	if ex.URL != "" || ex.Title != "" || len(ex.Text) > 0 || len(ex.SnapshotHas) > 0 {
+		if r.o.Update {
+			sr.Observed = r.observe(cctx, st, res.Text, beforeSnap)
+		} else if msg := r.checkPage(cctx, ex, res.Text); msg != "" {
+			fail("%s", msg)
+			return
 		}
 	}
 	if ex.MaxMS > 0 && took > time.Duration(ex.MaxMS)*time.Millisecond {
@@ -417,6 +436,86 @@ func excerpt(s string) string {
 		return s
 	}
 	return s[:excerptMax] + "\n…"
+}
+
+// DefaultExpectTimeout bounds the wait for a step's page expectations
+// when Options.ExpectTimeout is zero (Playwright's expect waits as long).
+const DefaultExpectTimeout = 5 * time.Second
+
+// pollEvery is the pause between two reads of a page not yet as expected.
+const pollEvery = 200 * time.Millisecond
+
+// checkPage checks the page expectations (url, title, text, snapshot_has)
+// on the response's snapshot when it holds a whole one, else on a fresh
+// browser_snapshot, again on fresh ones until ExpectTimeout: the runner
+// waits for the page the way Playwright's expect does, never a fixed sleep.
+// It returns the last failure, or "".
+func (r *runner) checkPage(ctx context.Context, ex Expect, resp string) string {
+	wait := r.o.ExpectTimeout
+	if wait <= 0 {
+		wait = DefaultExpectTimeout
+	}
+	deadline := time.Now().Add(wait)
+	text := resp
+	if !fullSnapshot(resp) || (ex.URL != "" || ex.Title != "") && !strings.Contains(resp, "- Page URL:") {
+		text = ""
+	}
+	for {
+		if text == "" {
+			snap, err := r.c.Call(ctx, "browser_snapshot", map[string]any{})
+			if err != nil {
+				return fmt.Sprintf("expect: taking a snapshot: %v", err)
+			}
+			text = snap.Text
+		}
+		msg := r.pageFailure(ex, text)
+		if msg == "" || time.Now().After(deadline) || ctx.Err() != nil {
+			return msg
+		}
+		t := time.NewTimer(pollEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return msg
+		case <-t.C:
+		}
+		text = ""
+	}
+}
+
+// pageFailure is the first page expectation snap does not meet.
+func (r *runner) pageFailure(ex Expect, snap string) string {
+	url, title := pageField(snap, "URL"), pageField(snap, "Title")
+	if want := expand(ex.URL, r.vars); want != "" && url != want {
+		return fmt.Sprintf("expect.url: the page is at %q, want %q", quote(url), quote(want))
+	}
+	if want := expand(ex.Title, r.vars); want != "" && title != want {
+		return fmt.Sprintf("expect.title: the page's title is %q, want %q", quote(title), quote(want))
+	}
+	for j, s := range ex.Text {
+		if s = expand(s, r.vars); !strings.Contains(snapshotText(snap), s) {
+			return fmt.Sprintf("expect.text[%d]: %q is not on the page", j, quote(s))
+		}
+	}
+	els := elements(snap)
+	for j, want := range ex.SnapshotHas {
+		want.Name = expand(want.Name, r.vars)
+		if _, ok := find(els, want); !ok {
+			return fmt.Sprintf("expect.snapshot_has[%d]: no %s in the page's snapshot; %s", j, want, closest(els, want, 5))
+		}
+	}
+	return ""
+}
+
+// pageField reads "- Page URL: …" (or Title) of a response.
+func pageField(resp, field string) string {
+	prefix := "- Page " + field + ": "
+	for _, l := range strings.Split(resp, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return strings.TrimSpace(l[len(prefix):])
+		}
+	}
+	return ""
 }
 
 // startTrace starts a Playwright trace when the server offers it.

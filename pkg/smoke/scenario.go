@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,6 +98,14 @@ type Expect struct {
 	// SnapshotHas are elements that must be in the snapshot the response
 	// holds (for browser_snapshot, browser_navigate…).
 	SnapshotHas []RoleName `yaml:"snapshot_has" json:"snapshot_has,omitempty"`
+	// URL is the URL the page must show after the step (after ${VAR}s,
+	// exactly); Title its title; Text are texts its snapshot must hold.
+	// These, and SnapshotHas, are read from the page (a fresh
+	// browser_snapshot when the response has no whole one) and retried
+	// until Options.ExpectTimeout: a page still settling gets its time.
+	URL   string   `yaml:"url" json:"url,omitempty"`
+	Title string   `yaml:"title" json:"title,omitempty"`
+	Text  []string `yaml:"text" json:"text,omitempty"`
 	// IsError, when true, expects the tool to report an error.
 	IsError bool `yaml:"is_error" json:"is_error,omitempty"`
 	// MaxMS fails the step when the call takes longer (milliseconds). If
@@ -296,9 +305,9 @@ func (sc *Scenario) check() error {
 		} else if !toolRe.MatchString(st.Tool) {
 			add(sc.invalid(p+".tool", "%s: tool %q is not a tool name", where, quote(st.Tool)))
 		}
-		if t, ok := st.Args["target"]; ok {
-			if _, err := targetArg(t); err != nil {
-				add(sc.invalid(p+".args.target", "%s: args.target: %v", where, err))
+		for _, ta := range targetArgs(st.Args) {
+			if _, err := targetArg(ta.get()); err != nil {
+				add(sc.invalid(p+".args."+ta.path, "%s: args.%s: %v", where, ta.path, err))
 			}
 		}
 		for j, m := range st.Expect.Matches {
@@ -356,11 +365,42 @@ func (sc *Scenario) CheckVars(defined func(name string) bool) error {
 		for j, r := range st.Expect.SnapshotHas {
 			errs = append(errs, sc.undefined(fmt.Sprintf("%s.expect.snapshot_has[%d]", p, j), i, r.Name, known, saved)...)
 		}
+		errs = append(errs, sc.undefined(p+".expect.url", i, st.Expect.URL, known, saved)...)
+		errs = append(errs, sc.undefined(p+".expect.title", i, st.Expect.Title, known, saved)...)
+		for j, s := range st.Expect.Text {
+			errs = append(errs, sc.undefined(fmt.Sprintf("%s.expect.text[%d]", p, j), i, s, known, saved)...)
+		}
 		for k := range st.Save {
 			saved[k] = true
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// varNames are the names of every ${VAR} the scenario's steps use.
+func (sc *Scenario) varNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	add := func(_, s string) {
+		for _, m := range varRef.FindAllStringSubmatch(s, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				names = append(names, m[1])
+			}
+		}
+	}
+	for i, st := range sc.Steps {
+		p := fmt.Sprintf("$.steps[%d]", i)
+		visitStrings(st.Args, p, add)
+		ex := st.Expect
+		for _, s := range slices.Concat(ex.Contains, ex.NotContains, ex.Matches, ex.Text, []string{ex.URL, ex.Title}) {
+			add("", s)
+		}
+		for _, r := range ex.SnapshotHas {
+			add("", r.Name)
+		}
+	}
+	return names
 }
 
 func (sc *Scenario) undefined(path string, step int, s string, known func(string) bool, saved map[string]bool) []error {
@@ -429,6 +469,34 @@ func expandAny(v any, vars map[string]string) any {
 // blankVars replaces ${NAME} with a literal so a pattern can be compiled
 // before the variables have values.
 func blankVars(s string) string { return varRef.ReplaceAllString(s, "x") }
+
+// targetRef is an argument that names an element: args.target,
+// startTarget, endTarget, or fields[i].target (browser_fill_form).
+type targetRef struct {
+	path string
+	get  func() any
+	set  func(any)
+}
+
+// targetArgs lists the element arguments of args.
+func targetArgs(args map[string]any) []targetRef {
+	var out []targetRef
+	for _, k := range []string{"target", "startTarget", "endTarget"} {
+		if _, ok := args[k]; ok {
+			out = append(out, targetRef{path: k, get: func() any { return args[k] }, set: func(v any) { args[k] = v }})
+		}
+	}
+	if fs, ok := args["fields"].([]any); ok {
+		for i, f := range fs {
+			if m, ok := f.(map[string]any); ok {
+				if _, ok := m["target"]; ok {
+					out = append(out, targetRef{path: fmt.Sprintf("fields[%d].target", i), get: func() any { return m["target"] }, set: func(v any) { m["target"] = v }})
+				}
+			}
+		}
+	}
+	return out
+}
 
 // targetArg reads a target given as a mapping {role, name, nth}; a string
 // target returns nil (passed through as a ref or selector).

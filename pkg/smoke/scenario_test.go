@@ -30,6 +30,10 @@ func TestParseRejectsBadInput(t *testing.T) {
 		{"undefined variable", "steps:\n  - tool: browser_snapshot\n  - tool: browser_navigate\n    args: {url: \"${NOPE}/x\"}\n", []string{"t.yaml:4:", "step 2: args.url: ${NOPE} has no value"}},
 		{"variable saved later", "steps:\n  - tool: browser_navigate\n    args: {url: \"${N}\"}\n  - tool: browser_snapshot\n    save: {N: x}\n", []string{"t.yaml:3:", "step 1: args.url: ${N} has no value"}},
 		{"syntax error", "steps:\n  - tool: [\n", []string{"t.yaml:"}},
+		{"field target without role", "steps:\n  - tool: browser_fill_form\n    args: {fields: [{target: {name: User}, type: textbox, value: a}]}\n", []string{"t.yaml:3:", "step 1: args.fields[0].target: role is missing"}},
+		{"end target wrong type", "steps:\n  - tool: browser_drag\n    args: {startTarget: \"#a\", endTarget: 3}\n", []string{"t.yaml:3:", "step 1: args.endTarget: must be a ref"}},
+		{"undefined variable in url", "steps:\n  - tool: browser_navigate\n    args: {url: x}\n    expect: {url: \"${NOPE}/x\"}\n", []string{"t.yaml:4:", "step 1: expect.url: ${NOPE} has no value"}},
+		{"title not a string", "steps:\n  - tool: browser_snapshot\n    expect: {title: [a]}\n", []string{"t.yaml:3:"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
