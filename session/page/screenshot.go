@@ -89,9 +89,12 @@ type Label struct {
 
 // labelsJS draws the labels in an aria-hidden overlay (document
 // coordinates, so full-page shots line up) and returns the scroll offset.
+// It runs in the isolated world: the page sees none of its calls, and the
+// overlay carries no mark of ours; the world keeps it (a global the page
+// cannot reach) for removeLabelsJS.
 const labelsJS = `(labels) => {
+	globalThis.labelsOverlay?.remove();
 	const root = document.createElement('div');
-	root.setAttribute('data-cloakmcp-labels', '');
 	root.setAttribute('aria-hidden', 'true');
 	root.style.cssText = 'position:absolute;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none;';
 	for (const l of labels) {
@@ -105,11 +108,14 @@ const labelsJS = `(labels) => {
 		root.appendChild(box);
 		root.appendChild(tag);
 	}
+	// Built whole, then added once: the page's observers see one node come
+	// (and go), no attribute of theirs change.
 	document.documentElement.appendChild(root);
+	globalThis.labelsOverlay = root;
 	return [scrollX, scrollY, innerWidth, innerHeight];
 }`
 
-const removeLabelsJS = `() => { for (const e of document.querySelectorAll('[data-cloakmcp-labels]')) e.remove(); }`
+const removeLabelsJS = `() => { globalThis.labelsOverlay?.remove(); globalThis.labelsOverlay = undefined; }`
 
 // removeLabelsTimeout bounds removing the overlay, which runs even when the
 // caller's context has ended: the page must not keep it.
