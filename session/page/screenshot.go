@@ -27,6 +27,12 @@ type ScreenshotOptions struct {
 	FullPage bool
 }
 
+// keepCaret leaves the text caret as it is: Playwright's default hides it
+// by setting an inline caret-color on every input, textarea and editable
+// element of the page and restoring it after, attribute changes a page's
+// observer sees (and a style attribute left on elements that had none).
+var keepCaret = playwright.ScreenshotCaretInitial
+
 func (o ScreenshotOptions) typ() *playwright.ScreenshotType {
 	t := playwright.ScreenshotType(o.Type)
 	if o.Type == "" {
@@ -51,7 +57,7 @@ func (o ScreenshotOptions) quality() *int {
 
 // Screenshot takes a picture of the tab's viewport (or full page).
 func (t *Tab) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
-	opts := playwright.PageScreenshotOptions{Type: o.typ(), Scale: o.scale(), FullPage: playwright.Bool(o.FullPage), Quality: o.quality()}
+	opts := playwright.PageScreenshotOptions{Type: o.typ(), Scale: o.scale(), FullPage: playwright.Bool(o.FullPage), Quality: o.quality(), Caret: keepCaret}
 	return call(ctx, t.c, "take a screenshot", stopOn{modal: t}, func() ([]byte, error) { return t.p.Screenshot(opts) })
 }
 
@@ -60,7 +66,7 @@ func (e *Element) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, 
 	if o.FullPage {
 		return nil, errors.New("fullPage cannot be used with an element screenshot")
 	}
-	opts := playwright.LocatorScreenshotOptions{Type: o.typ(), Scale: o.scale(), Quality: o.quality()}
+	opts := playwright.LocatorScreenshotOptions{Type: o.typ(), Scale: o.scale(), Quality: o.quality(), Caret: keepCaret}
 	return call(ctx, e.tab.c, "take a screenshot of "+e.Target, stopOn{modal: e.tab}, func() ([]byte, error) { return e.loc.Screenshot(opts) })
 }
 
