@@ -28,6 +28,9 @@ type hostileReport struct {
 		ClientX float64 `json:"clientX"`
 		ClientY float64 `json:"clientY"`
 		Files   *int    `json:"files"`
+		Key     string  `json:"key"`
+		Code    string  `json:"code"`
+		KeyCode int     `json:"keyCode"`
 	} `json:"input"`
 	Window struct {
 		ScreenX, ScreenY        float64
@@ -64,7 +67,7 @@ func modeRef(t *testing.T, snapshot, what string) string {
 func TestHostilePageSeesNothingOfOurs(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir("../../testdata/pages")))
 	defer srv.Close()
-	c, tmp := inProcess(t, "--caps", "vision,devtools")
+	c, tmp := inProcess(t, "--caps", "vision,devtools,storage,testing")
 	url := srv.URL + "/hostile.html"
 	snap := must(t, c, "browser_navigate", map[string]any{"url": url}, "Hostile")
 
@@ -77,6 +80,12 @@ func TestHostilePageSeesNothingOfOurs(t *testing.T) {
 	must(t, c, "browser_hover", map[string]any{"target": modeRef(t, aria, `link "More"`)})
 	snap = must(t, c, "browser_snapshot", nil)
 	must(t, c, "browser_type", map[string]any{"target": modeRef(t, snap, `textbox "Name"`), "text": "Bo"})
+
+	must(t, c, "browser_press_key", map[string]any{"key": "ArrowLeft"})
+	must(t, c, "browser_verify_value", map[string]any{"type": "combobox", "element": "Shade", "target": "#shade", "value": "Green"})
+	must(t, c, "browser_localstorage_set", map[string]any{"key": "theme", "value": "dark"})
+	must(t, c, "browser_localstorage_get", map[string]any{"key": "theme"}, `"dark"`)
+	must(t, c, "browser_localstorage_clear", nil)
 
 	must(t, c, "browser_take_labeled_screenshot", map[string]any{})
 	must(t, c, "browser_highlight", map[string]any{"target": modeRef(t, snap, `button "Second button"`)}, "Highlighted")
@@ -128,7 +137,7 @@ func TestHostilePageSeesNothingOfOurs(t *testing.T) {
 		t.Errorf("nodes of ours left in the page: %q", r.Left)
 	}
 	moved := false
-	clicks, drops := 0, 0
+	clicks, drops, keys := 0, 0, 0
 	for _, e := range r.Input {
 		if !e.Trusted {
 			t.Errorf("untrusted %s on #%s", e.Type, e.Target)
@@ -153,6 +162,11 @@ func TestHostilePageSeesNothingOfOurs(t *testing.T) {
 				t.Errorf("click on #%s: screen %v,%v for client %v,%v in window %+v, want the client point plus %v,%v (not 0)",
 					e.Target, e.ScreenX, e.ScreenY, e.ClientX, e.ClientY, w, dx, dy)
 			}
+		case "keydown":
+			keys++
+			if e.Key != "ArrowLeft" || e.Code != "ArrowLeft" || e.KeyCode != 37 {
+				t.Errorf("keydown key %q code %q keyCode %d, want ArrowLeft's", e.Key, e.Code, e.KeyCode)
+			}
 		case "drop":
 			drops++
 			if e.Files == nil || *e.Files != 1 {
@@ -160,8 +174,8 @@ func TestHostilePageSeesNothingOfOurs(t *testing.T) {
 			}
 		}
 	}
-	if clicks < 3 || drops != 1 {
-		t.Errorf("the page got %d clicks and %d drops, want 3 or more and 1: %+v", clicks, drops, r.Input)
+	if clicks < 3 || drops != 1 || keys != 1 {
+		t.Errorf("the page got %d clicks, %d drops and %d keydowns, want 3 or more, 1 and 1: %+v", clicks, drops, keys, r.Input)
 	}
 	t.Logf("window: %+v", r.Window)
 
