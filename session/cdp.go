@@ -429,10 +429,13 @@ var loopbackClient = &http.Client{
 }
 
 // proveOwnership shows that the DevTools endpoint on 127.0.0.1:port is the
-// browser Playwright launched for g: a one-time random global is placed in
-// g's page through Playwright's pipe, then read and deleted through the
-// endpoint, and must match. Another process's browser on that port (a port
-// reused after a crash, a squatter) cannot know the secret.
+// browser Playwright launched for g: through Playwright's pipe, an isolated
+// world with a one-time random name is made in g's page and given a random
+// token; through the endpoint, that world's context (execution context ids
+// are the renderer's, the same in every DevTools session) is asked for the
+// token, which must match. Another process's browser on that port (a port
+// reused after a crash, a squatter) cannot know the secret. The page sees
+// nothing of it: no global, no script in its own world.
 func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	tab, err := proofTab(ctx, g)
 	if err != nil {
@@ -442,11 +445,8 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return err
 	}
-	name := "__cloak_mcp_" + hex.EncodeToString(nonce[:])
+	world := "proof-" + hex.EncodeToString(nonce[:])
 	token := rand.Text() + rand.Text() // ≥ 256 random bits
-	if _, err := tab.Evaluate(ctx, `([k, v]) => { Object.defineProperty(window, k, {value: v, configurable: true}); }`, []any{name, token}); err != nil {
-		return fmt.Errorf("place the challenge through Playwright: %w", err)
-	}
 	targetID, err := tab.TargetID(ctx)
 	if err != nil {
 		return fmt.Errorf("target id through Playwright: %w", err)
@@ -454,11 +454,24 @@ func proveOwnership(ctx context.Context, g *Generation, port int) error {
 	if !validTargetID(targetID) {
 		return fmt.Errorf("Target.getTargetInfo gave target id %q", targetID)
 	}
+	res, err := tab.CDP(ctx, "Page.createIsolatedWorld", map[string]any{"frameId": targetID, "worldName": world})
+	if err != nil {
+		return fmt.Errorf("place the challenge through Playwright: %w", err)
+	}
+	cid, _ := res.(map[string]any)["executionContextId"].(float64)
+	if cid == 0 {
+		return fmt.Errorf("place the challenge through Playwright: no context in %v", res)
+	}
+	key, _ := json.Marshal(token)
+	res, err = tab.CDP(ctx, "Runtime.evaluate", map[string]any{"contextId": cid, "expression": "globalThis.token = " + string(key) + ", true", "returnByValue": true})
+	if r, _ := res.(map[string]any)["result"].(map[string]any); err != nil || r["value"] != true {
+		return fmt.Errorf("place the challenge through Playwright: %v %w", res, err)
+	}
 	base := "127.0.0.1:" + strconv.Itoa(port)
 	if err := listsTarget(ctx, base, targetID); err != nil {
 		return err
 	}
-	got, err := consumeGlobal(ctx, "ws://"+base+"/devtools/page/"+targetID, name)
+	got, err := consumeToken(ctx, "ws://"+base+"/devtools/page/"+targetID, int(cid))
 	if err != nil {
 		return err
 	}
@@ -531,21 +544,20 @@ func (e *notListedError) Error() string {
 	return "the internal endpoint does not list page " + e.id
 }
 
-// consumeGlobal reads and deletes window[name] in the page at wsURL with
-// Runtime.evaluate, returning it ("" if absent or not a string).
-func consumeGlobal(ctx context.Context, wsURL, name string) (string, error) {
+// consumeToken reads and deletes globalThis.token in the execution context
+// cid of the page at wsURL with Runtime.evaluate, returning it ("" if
+// absent or not a string).
+func consumeToken(ctx context.Context, wsURL string, cid int) (string, error) {
 	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPClient: loopbackClient})
 	if err != nil {
 		return "", fmt.Errorf("connect to the page on the internal endpoint: %w", err)
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(1 << 20)
-	key, _ := json.Marshal(name)
-	expr := `(() => { const k = ` + string(key) + `; const v = Object.prototype.hasOwnProperty.call(window, k) ? window[k] : undefined; ` +
-		`delete window[k]; return typeof v === "string" ? v : ""; })()`
+	expr := `(() => { const v = globalThis.token; delete globalThis.token; return typeof v === "string" ? v : ""; })()`
 	msg, _ := json.Marshal(map[string]any{
 		"id": 1, "method": "Runtime.evaluate",
-		"params": map[string]any{"expression": expr, "returnByValue": true},
+		"params": map[string]any{"expression": expr, "contextId": cid, "returnByValue": true},
 	})
 	if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
 		return "", fmt.Errorf("Runtime.evaluate on the internal endpoint: %w", err)

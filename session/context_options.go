@@ -261,6 +261,7 @@ func (c Config) newContextOptions(pw *playwright.Playwright, window bool, ua str
 // browser also what can change on a running context.
 func (g *Generation) prepare(ctx context.Context, pw *playwright.Playwright, loadState, attached bool) error {
 	o := g.s.cfg.Context
+	page.RegisterEngines(pw) // before the context's first locator (ARIA refs need it)
 	if o.TestIDAttribute != "" && o.TestIDAttribute != "data-testid" {
 		// Process-wide in Playwright; every session has the same setting.
 		pw.Selectors.SetTestIdAttribute(o.TestIDAttribute)

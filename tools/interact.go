@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -211,8 +210,7 @@ func fillForm(c *tabCall) error {
 	return c.act(steps...)
 }
 
-// maxDropBytes bounds the files dropped in one call (they travel through the
-// driver as base64).
+// maxDropBytes bounds the files dropped in one call.
 const maxDropBytes = 32 << 20
 
 func drop(c *tabCall) error {
@@ -225,7 +223,6 @@ func drop(c *tabCall) error {
 	if err != nil {
 		return err
 	}
-	var files []any
 	total := 0
 	in, err := c.inputFiles(paths) // through the allowed roots (files.go)
 	if err != nil {
@@ -235,13 +232,15 @@ func drop(c *tabCall) error {
 		if total += len(f.Data); total > maxDropBytes {
 			return fmt.Errorf("files to drop exceed %d MiB", maxDropBytes>>20)
 		}
-		files = append(files, map[string]any{"Name": f.Name, "Type": f.MimeType, "B64": base64.StdEncoding.EncodeToString(f.Data)})
 	}
-	items := map[string]any{}
+	items := map[string]string{}
 	for k, v := range data {
-		items[k] = v
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("data %q: want a string value, got %v", k, v)
+		}
+		items[k] = s
 	}
-	arg := map[string]any{"files": files, "data": items}
 	payload := codegen.Object{"files": codegen.Omitted, "data": codegen.Omitted}
 	switch len(paths) {
 	case 0:
@@ -258,19 +257,9 @@ func drop(c *tabCall) error {
 		payload["data"] = d
 	}
 	codeLine := "await " + c.tsLocator(el, c.args.String("target", "")) + ".drop(" + codegen.FormatObject(payload, false) + ");"
-	if err := c.act(el.Run(`(el, arg) => {
-			const dt = new DataTransfer();
-			for (const [type, value] of Object.entries(arg.data)) dt.setData(type, value);
-			for (const f of arg.files) {
-				const bytes = Uint8Array.from(atob(f.B64), ch => ch.charCodeAt(0));
-				dt.items.add(new File([bytes], f.Name, { type: f.Type }));
-			}
-			const r = el.getBoundingClientRect();
-			const opts = { bubbles: true, cancelable: true, dataTransfer: dt, clientX: r.x + r.width / 2, clientY: r.y + r.height / 2 };
-			el.dispatchEvent(new DragEvent('dragenter', opts));
-			el.dispatchEvent(new DragEvent('dragover', opts));
-			el.dispatchEvent(new DragEvent('drop', opts));
-		}`, arg)); err != nil {
+	// The browser's own drag events (trusted), as a person dragging files
+	// onto the element makes.
+	if err := c.act(el.Drop(in, items)); err != nil {
 		return err
 	}
 	c.code(codeLine)

@@ -298,7 +298,7 @@ func TestFamilies(t *testing.T) {
 		must(t, c, "browser_handle_dialog", map[string]any{"accept": false}, "Dismissed")
 
 		must(t, c, "browser_highlight", map[string]any{"target": ref(`button "Save changes"`), "style": "outline-color: red"}, "Highlighted")
-		must(t, c, "browser_evaluate", map[string]any{"function": "() => 'highlights=' + document.querySelectorAll('[data-cloakmcp-highlight]').length"}, "highlights=1")
+		must(t, c, "browser_evaluate", map[string]any{"function": "() => 'highlights=' + document.querySelectorAll(':root > div[aria-hidden=true]').length"}, "highlights=1")
 		// The overlay stays out of snapshots.
 		if s := must(t, c, "browser_snapshot", nil); strings.Count(s, `button "Save changes"`) != 1 {
 			t.Fatalf("highlight overlay changed the snapshot:\n%s", s)
@@ -390,7 +390,7 @@ func TestFamilies(t *testing.T) {
 		if strings.Contains(text, "Below the fold") {
 			t.Errorf("labelled an element outside the viewport:\n%s", text)
 		}
-		must(t, c, "browser_evaluate", map[string]any{"function": "() => 'overlays=' + document.querySelectorAll('[data-cloakmcp-labels]').length"}, "overlays=0")
+		must(t, c, "browser_evaluate", map[string]any{"function": "() => 'overlays=' + document.querySelectorAll(':root > div').length"}, "overlays=0")
 		full := must(t, c, "browser_take_labeled_screenshot", map[string]any{"fullPage": true, "filename": "full.png", "maxLabels": 10}, "Below the fold", "[box=20,1500,100,40]")
 		if st, err := os.Stat(filepath.Join(out, "full.png")); err != nil || st.Size() == 0 {
 			t.Fatalf("full-page labelled screenshot: %v\n%s", err, full)

@@ -22,7 +22,7 @@ func filesPage(t *testing.T) string {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<!doctype html><title>Files</title>
 <input type="file" id="file" aria-label="Upload">
-<div id="drop" style="width:200px;height:80px;border:1px solid">Drop here</div>
+<div id="drop" ondragover="event.preventDefault()" style="width:200px;height:80px;border:1px solid">Drop here</div>
 <a href="/report.csv" id="dl">Report</a>
 <script>console.log("hello files"); fetch("/ping");
 document.cookie = "sid=secret-of-a; path=/";</script>`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -80,14 +81,37 @@ func (e *Element) InputValue(ctx context.Context) (string, error) {
 }
 
 // SelectedLabel is the label of a <select>'s first selected option; ok is
-// false when the element is no select or nothing is selected.
+// false when the element is no select or nothing is selected. It is read
+// with Playwright's own engines (its utility world), not a script in the
+// page's.
 func (e *Element) SelectedLabel(ctx context.Context) (label string, ok bool, err error) {
-	v, err := e.Evaluate(ctx, `el => el.selectedOptions && el.selectedOptions[0] ? el.selectedOptions[0].label : null`, nil)
+	t := e.tab
+	if n, err := t.count(ctx, e.loc.Locator("xpath=self::select")); err != nil || n == 0 {
+		return "", false, err
+	}
+	opt := e.loc.Locator("option:checked").First()
+	if n, err := t.count(ctx, opt); err != nil || n == 0 {
+		return "", false, err
+	}
+	// An option's label is its label attribute when not empty, else its
+	// text with white space stripped and collapsed.
+	attr, err := call(ctx, t.c, "read the label of "+e.Target, stopOn{modal: t}, func() (string, error) { return opt.GetAttribute("label") })
 	if err != nil {
 		return "", false, err
 	}
-	label, ok = v.(string)
-	return label, ok, nil
+	if attr != "" {
+		return attr, true, nil
+	}
+	text, err := call(ctx, t.c, "read the label of "+e.Target, stopOn{modal: t}, func() (string, error) { return opt.TextContent() })
+	if err != nil {
+		return "", false, err
+	}
+	return strings.Join(strings.FieldsFunc(text, isASCIISpace), " "), true, nil
+}
+
+// isASCIISpace is HTML's ASCII white space.
+func isASCIISpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
 }
 
 // Selector is Playwright's resolved selector of the element, as a test's

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -156,13 +159,113 @@ func (e *Element) DragTo(to *Element) Step {
 	return Step{op: "drag " + e.Target + " to " + to.Target, fn: func() error { return e.loc.DragTo(to.loc) }}
 }
 
-// Run is the step that runs a JavaScript function on the element: (el, arg)
-// => …
-func (e *Element) Run(fn string, arg any) Step {
-	return Step{op: "run a script on " + e.Target, fn: func() error {
-		_, err := e.loc.Evaluate(fn, arg)
+// Drop is the step that drops files and data (MIME type → value) onto the
+// element as a person dragging them from the desktop does: the pointer
+// moves there, then the browser's own drag events follow
+// (Input.dispatchDragEvent: trusted dragenter and dragover, then drop with
+// their DataTransfer). A target whose dragover did not call
+// preventDefault refuses the drop, as Playwright's own drop says: the drag
+// is cancelled (a dragleave), not dropped onto the page. The files are
+// written to a private temporary directory the browser reads them from,
+// removed after. A browser on another machine (a CDP endpoint) cannot read
+// them: there the drop is Playwright's (events made in the page).
+func (e *Element) Drop(files []InputFile, data map[string]string) Step {
+	op := "drop onto " + e.Target
+	if e.tab.c.env.Endpoint != "" {
+		return Step{op: op, fn: func() error {
+			in := make([]playwright.InputFile, len(files))
+			for i, f := range files {
+				in[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
+			}
+			return e.loc.Drop(playwright.Payload{Files: in, Data: data})
+		}}
+	}
+	return Step{op: op, fn: func() error { return e.drop(files, data) }}
+}
+
+// dropCheckJS, run in the tab's isolated world, notes whether the page's
+// handlers accepted the next dragover (called preventDefault): a listener
+// of that world, which the page cannot see, on the window, where the event
+// ends.
+const dropCheckJS = `() => {
+	globalThis.dropAccepted = undefined;
+	addEventListener('dragover', e => { globalThis.dropAccepted = e.defaultPrevented; }, {once: true});
+}`
+
+// dropCheckedJS reads what dropCheckJS noted: true, false, or null when no
+// dragover reached the window (its propagation was stopped: accepted if it
+// was prevented, which the page's handler then did; taken as accepted).
+const dropCheckedJS = `() => globalThis.dropAccepted ?? null`
+
+func (e *Element) drop(files []InputFile, data map[string]string) error {
+	t := e.tab
+	ctx := context.Background() // the step runs within the action's bounds
+	s, err := t.cdpSession(ctx)
+	if err != nil {
 		return err
-	}}
+	}
+	if err := e.loc.ScrollIntoViewIfNeeded(); err != nil {
+		return err
+	}
+	box, err := e.loc.BoundingBox()
+	if err != nil {
+		return err
+	}
+	if box == nil {
+		return fmt.Errorf("%s is not visible: nothing to drop onto", e.Target)
+	}
+	x, y := box.X+box.Width/2, box.Y+box.Height/2
+	if err := t.p.Mouse().Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(5)}); err != nil {
+		return err
+	}
+	var paths []string
+	if len(files) > 0 {
+		dir, err := t.c.env.TempDir("drop-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		for i, f := range files {
+			sub := filepath.Join(dir, strconv.Itoa(i)) // two files may share a name
+			if err := os.Mkdir(sub, 0o700); err != nil {
+				return err
+			}
+			p := filepath.Join(sub, filepath.Base(f.Name))
+			if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+				return err
+			}
+			paths = append(paths, p)
+		}
+	}
+	items := []any{}
+	for typ, v := range data {
+		items = append(items, map[string]any{"mimeType": typ, "data": v})
+	}
+	drag := map[string]any{"items": items, "dragOperationsMask": 1 | 2 | 16} // copy, link, move
+	if len(paths) > 0 {
+		drag["files"] = paths
+	}
+	send := func(typ string) error {
+		_, err := s.Send("Input.dispatchDragEvent", map[string]any{"type": typ, "x": x, "y": y, "data": drag})
+		return err
+	}
+	checked := true
+	if _, err := t.isolated(ctx, "watch the drop", dropCheckJS); err != nil {
+		checked = false // the drop goes on unchecked
+	}
+	if err := send("dragEnter"); err != nil {
+		return err
+	}
+	if err := send("dragOver"); err != nil {
+		return err
+	}
+	if checked {
+		if v, err := t.isolated(ctx, "watch the drop", dropCheckedJS); err == nil && v == false {
+			_ = send("dragCancel")
+			return fmt.Errorf("%s did not accept the drop (its dragover handler did not call preventDefault): drop onto the element that handles it", e.Target)
+		}
+	}
+	return send("drop")
 }
 
 // Evaluate runs a JavaScript function on the element, (el[, arg]) => …, and

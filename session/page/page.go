@@ -51,7 +51,10 @@ func (t *Tab) alive(ctx context.Context) bool { return t.aliveWithin(ctx, probeT
 func (t *Tab) aliveWithin(ctx context.Context, d time.Duration) bool {
 	pctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	_, err := call(pctx, t.c, "probe the page", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Evaluate("() => 0") })
+	// In the isolated world: the page sees no call of ours. Its script
+	// runs on the page's main thread all the same, so a stuck page does
+	// not answer it either.
+	_, err := t.isolatedOn(pctx, "probe the page", stopOn{modal: t, busyOK: true}, "() => 0")
 	var te *TimeoutError
 	busy := errors.As(err, &te) && ctx.Err() == nil
 	if err == nil || busy {
@@ -457,6 +460,11 @@ func (t *Tab) Read(ctx context.Context, fn string, arg ...any) (any, error) {
 // isolated calls fn with args in the isolated world of the main frame's
 // current document, made anew when that document went.
 func (t *Tab) isolated(ctx context.Context, op, fn string, arg ...any) (any, error) {
+	return t.isolatedOn(ctx, op, stopOn{modal: t}, fn, arg...)
+}
+
+// isolatedOn is isolated with the door's stop conditions.
+func (t *Tab) isolatedOn(ctx context.Context, op string, stop stopOn, fn string, arg ...any) (any, error) {
 	s, err := t.cdpSession(ctx)
 	if err != nil {
 		return nil, err
@@ -470,7 +478,7 @@ func (t *Tab) isolated(ctx context.Context, op, fn string, arg ...any) (any, err
 		if err != nil {
 			return nil, err
 		}
-		res, err := call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
+		res, err := call(ctx, t.c, op, stop, func() (any, error) {
 			return s.Send("Runtime.callFunctionOn", map[string]any{
 				"functionDeclaration": fn, "executionContextId": cid, "arguments": args,
 				"returnByValue": true, "awaitPromise": true,

@@ -309,11 +309,9 @@ func (t *Tab) locateRole(ctx context.Context, ref string) (playwright.Locator, e
 	return loc, nil
 }
 
-// markAttr is set on an element to hand an ARIA-mode ref to Playwright.
-const markAttr = "data-cloakmcp-ref"
-
 // locateARIA resolves an ARIA-mode ref (ax12) through its DOM node: the
-// node is resolved over CDP and marked so a Playwright locator can find it.
+// node is handed to Playwright's utility world over CDP (handoff.go), so a
+// Playwright locator finds it with no mark on the page.
 func (t *Tab) locateARIA(ctx context.Context, ref string) (playwright.Locator, error) {
 	t.mu.Lock()
 	tree := t.refs.aria
@@ -330,29 +328,20 @@ func (t *Tab) locateARIA(ctx context.Context, ref string) (playwright.Locator, e
 	if !ok || backend == 0 {
 		return nil, refErr(ref, "Ref %s not found in the last aria snapshot, or it has no DOM node; take a new snapshot", ref)
 	}
-	res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backend})
+	loc, err := t.giveNode(ctx, ref, backend)
+	if errors.Is(err, errNoHandoff) {
+		return nil, refErr(ref, "Ref %s is no longer on the page; take a new snapshot", ref)
+	}
 	if err != nil {
-		if !isPageErr(err) {
+		return nil, fmt.Errorf("Ref %s: %w", ref, err)
+	}
+	if n, err := t.count(ctx, loc); err != nil || n == 0 {
+		if err != nil && !isPageErr(err) {
 			return nil, err
 		}
 		return nil, refErr(ref, "Ref %s is no longer on the page; take a new snapshot", ref)
 	}
-	obj, _ := res.(map[string]any)["object"].(map[string]any)
-	id, _ := obj["objectId"].(string)
-	if id == "" {
-		return nil, refErr(ref, "Ref %s is no longer on the page; take a new snapshot", ref)
-	}
-	// Text nodes and the like: act on their element.
-	_, err = t.CDP(ctx, "Runtime.callFunctionOn", map[string]any{
-		"objectId":            id,
-		"functionDeclaration": `function(a, r) { const el = this.nodeType === 1 ? this : this.parentElement; if (el) el.setAttribute(a, r); }`,
-		"arguments":           []any{map[string]any{"value": markAttr}, map[string]any{"value": ref}},
-	})
-	_, _ = t.CDP(ctx, "Runtime.releaseObject", map[string]any{"objectId": id})
-	if err != nil {
-		return nil, fmt.Errorf("Ref %s: %w", ref, err)
-	}
-	return t.p.Locator(fmt.Sprintf("[%s=%q]", markAttr, ref)), nil
+	return loc, nil
 }
 
 func (t *Tab) locateSelector(ctx context.Context, sel string) (playwright.Locator, error) {

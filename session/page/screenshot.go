@@ -27,6 +27,12 @@ type ScreenshotOptions struct {
 	FullPage bool
 }
 
+// keepCaret leaves the text caret as it is: Playwright's default hides it
+// by setting an inline caret-color on every input, textarea and editable
+// element of the page and restoring it after, attribute changes a page's
+// observer sees (and a style attribute left on elements that had none).
+var keepCaret = playwright.ScreenshotCaretInitial
+
 func (o ScreenshotOptions) typ() *playwright.ScreenshotType {
 	t := playwright.ScreenshotType(o.Type)
 	if o.Type == "" {
@@ -51,7 +57,7 @@ func (o ScreenshotOptions) quality() *int {
 
 // Screenshot takes a picture of the tab's viewport (or full page).
 func (t *Tab) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
-	opts := playwright.PageScreenshotOptions{Type: o.typ(), Scale: o.scale(), FullPage: playwright.Bool(o.FullPage), Quality: o.quality()}
+	opts := playwright.PageScreenshotOptions{Type: o.typ(), Scale: o.scale(), FullPage: playwright.Bool(o.FullPage), Quality: o.quality(), Caret: keepCaret}
 	return call(ctx, t.c, "take a screenshot", stopOn{modal: t}, func() ([]byte, error) { return t.p.Screenshot(opts) })
 }
 
@@ -60,7 +66,7 @@ func (e *Element) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, 
 	if o.FullPage {
 		return nil, errors.New("fullPage cannot be used with an element screenshot")
 	}
-	opts := playwright.LocatorScreenshotOptions{Type: o.typ(), Scale: o.scale(), Quality: o.quality()}
+	opts := playwright.LocatorScreenshotOptions{Type: o.typ(), Scale: o.scale(), Quality: o.quality(), Caret: keepCaret}
 	return call(ctx, e.tab.c, "take a screenshot of "+e.Target, stopOn{modal: e.tab}, func() ([]byte, error) { return e.loc.Screenshot(opts) })
 }
 
@@ -89,9 +95,12 @@ type Label struct {
 
 // labelsJS draws the labels in an aria-hidden overlay (document
 // coordinates, so full-page shots line up) and returns the scroll offset.
+// It runs in the isolated world: the page sees none of its calls, and the
+// overlay carries no mark of ours; the world keeps it (a global the page
+// cannot reach) for removeLabelsJS.
 const labelsJS = `(labels) => {
+	globalThis.labelsOverlay?.remove();
 	const root = document.createElement('div');
-	root.setAttribute('data-cloakmcp-labels', '');
 	root.setAttribute('aria-hidden', 'true');
 	root.style.cssText = 'position:absolute;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none;';
 	for (const l of labels) {
@@ -105,11 +114,14 @@ const labelsJS = `(labels) => {
 		root.appendChild(box);
 		root.appendChild(tag);
 	}
+	// Built whole, then added once: the page's observers see one node come
+	// (and go), no attribute of theirs change.
 	document.documentElement.appendChild(root);
+	globalThis.labelsOverlay = root;
 	return [scrollX, scrollY, innerWidth, innerHeight];
 }`
 
-const removeLabelsJS = `() => { for (const e of document.querySelectorAll('[data-cloakmcp-labels]')) e.remove(); }`
+const removeLabelsJS = `() => { globalThis.labelsOverlay?.remove(); globalThis.labelsOverlay = undefined; }`
 
 // removeLabelsTimeout bounds removing the overlay, which runs even when the
 // caller's context has ended: the page must not keep it.

@@ -161,7 +161,8 @@ type StorageItem struct {
 	Value string
 }
 
-// webStorageJS runs one localStorage/sessionStorage operation in the page.
+// webStorageJS runs one localStorage/sessionStorage operation on the page's
+// storage (from the isolated world).
 const webStorageJS = `([kind, op, key, value]) => {
 	let s;
 	try {
@@ -188,9 +189,9 @@ const webStorageJS = `([kind, op, key, value]) => {
 // error the page reports (no storage on this page, quota) is a *PageError.
 func (t *Tab) webStorage(ctx context.Context, area StorageArea, op, key, value string) (map[string]any, error) {
 	name := string(area) + "Storage"
-	raw, err := call(ctx, t.c, name+" "+op, stopOn{modal: t}, func() (any, error) {
-		return t.p.Evaluate(webStorageJS, []any{string(area), op, key, value})
-	})
+	// In the tab's isolated world: the storage is the page's, the calls
+	// are not seen by a page that wraps Storage's methods.
+	raw, err := t.isolated(ctx, name+" "+op, webStorageJS, []any{string(area), op, key, value})
 	if err != nil {
 		return nil, err
 	}

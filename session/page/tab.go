@@ -117,6 +117,11 @@ type Tab struct {
 	dismissed int           // dialogs of the document left dismissed while leaving
 	firstGone string        // the first of them
 
+	// The hand-off (handoff.go).
+	worldsMu sync.Mutex // one listing of the utility worlds at a time
+	ctxHeard bool       // the session's executionContextCreated is heard
+	utilCtx  []int      // the utility worlds heard while listing; nil when not listing
+
 	// The watch (watch.go).
 	watchCtx     int          // execution context of the watch's world, 0 if none
 	watchNav     int          // lastNav when watchCtx was made

@@ -1,0 +1,133 @@
+// The hand-off of a DOM node (a backend node id, as an ARIA snapshot names
+// its nodes) to a Playwright locator, with nothing written to the page.
+
+package page
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// A Playwright locator is resolved by Playwright's own engines in its
+// utility world, an isolated world the page cannot see; a backend node id
+// is what the tab's CDP session knows. The node is resolved over CDP into
+// the utility world of its frame and kept there as a global; the hand-off
+// engine (handoff.js), a content script that runs in that same world,
+// matches it. Nothing is written to the page's DOM or its world.
+
+// handoffEngine names the selector engine.
+const handoffEngine = "cloakmcp-handoff"
+
+//go:embed handoff.js
+var handoffJS string
+
+// registered keeps the Playwright instances the engine is registered with.
+var registered sync.Map
+
+// RegisterEngines registers the hand-off engine with pw (once per
+// Playwright instance: its contexts, and those made after, get it).
+func RegisterEngines(pw *playwright.Playwright) {
+	if pw == nil || pw.Selectors == nil {
+		return
+	}
+	if _, loaded := registered.LoadOrStore(pw, true); loaded {
+		return
+	}
+	src := strings.TrimSpace(handoffJS)
+	if err := pw.Selectors.Register(handoffEngine, playwright.Script{Content: &src}, playwright.SelectorsRegisterOptions{ContentScript: playwright.Bool(true)}); err != nil && !strings.Contains(err.Error(), "already registered") {
+		registered.Delete(pw)
+	}
+}
+
+// errNoHandoff means the node could not be handed over: it is in no frame
+// of this tab's renderer, or it went.
+var errNoHandoff = errors.New("the node cannot be handed over")
+
+// utilityWorldPrefix starts the name of Playwright's utility worlds.
+const utilityWorldPrefix = "__playwright_utility_world_"
+
+// utilityContexts lists the execution contexts of Playwright's utility
+// worlds in the tab's frames (those of this renderer). The session's
+// Runtime domain is enabled only while they are read: it reports the
+// contexts there are, then is disabled (Playwright's own session has it
+// enabled all along, so the page can tell nothing new from it).
+func (t *Tab) utilityContexts(ctx context.Context, s playwright.CDPSession) ([]int, error) {
+	t.worldsMu.Lock()
+	defer t.worldsMu.Unlock()
+	t.mu.Lock()
+	if !t.ctxHeard {
+		t.ctxHeard = true
+		s.On("Runtime.executionContextCreated", func(m map[string]any) {
+			c, _ := m["context"].(map[string]any)
+			name, _ := c["name"].(string)
+			id, _ := c["id"].(float64)
+			if strings.HasPrefix(name, utilityWorldPrefix) && id != 0 {
+				t.mu.Lock()
+				if t.utilCtx != nil {
+					t.utilCtx = append(t.utilCtx, int(id))
+				}
+				t.mu.Unlock()
+			}
+		})
+	}
+	t.utilCtx = []int{}
+	t.mu.Unlock()
+	// The contexts there are are reported before enable's answer, and
+	// heard (events are handled in order) before disable's.
+	_, err := call(ctx, t.c, "list the page's worlds", stopOn{modal: t}, func() (any, error) {
+		if _, err := s.Send("Runtime.enable", map[string]any{}); err != nil {
+			return nil, err
+		}
+		return s.Send("Runtime.disable", map[string]any{})
+	})
+	t.mu.Lock()
+	ids := t.utilCtx
+	t.utilCtx = nil
+	t.mu.Unlock()
+	return ids, err
+}
+
+// giveNode makes the node of backendNodeID (its element, for a text node)
+// reachable by a Playwright locator of the main frame, under the name of
+// ref, with no mark on the page.
+func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (playwright.Locator, error) {
+	s, err := t.cdpSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := t.utilityContexts(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	key := "cloakmcpRef_" + ref // the node the ref was last given
+	for _, cid := range ids {
+		res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backendNodeID, "executionContextId": cid})
+		if err != nil {
+			if !isPageErr(err) {
+				return nil, err
+			}
+			continue // the node is in another frame than this world's
+		}
+		obj, _ := res.(map[string]any)["object"].(map[string]any)
+		id, _ := obj["objectId"].(string)
+		if id == "" {
+			continue
+		}
+		_, err = t.CDP(ctx, "Runtime.callFunctionOn", map[string]any{
+			"objectId":            id,
+			"functionDeclaration": `function(k) { globalThis[k] = this.nodeType === 1 ? this : this.parentElement; }`,
+			"arguments":           []any{map[string]any{"value": key}},
+		})
+		_, _ = t.CDP(ctx, "Runtime.releaseObject", map[string]any{"objectId": id})
+		if err != nil {
+			return nil, err
+		}
+		return t.p.Locator(handoffEngine + "=give:" + key), nil
+	}
+	return nil, errNoHandoff
+}
