@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -225,6 +227,12 @@ func writeJSONOn(w io.Writer, v any, indent string, path map[unsafe.Pointer]bool
 			x = x[n:]
 		}
 		put(`"`)
+	case *url.URL:
+		// Upstream prints JSON.stringify's: a URL's toJSON is its href.
+		b, _ := json.Marshal(x.String())
+		put(string(b))
+	case *regexp.Regexp:
+		put("{}") // JSON.stringify of a RegExp, as upstream prints it
 	case float64:
 		switch {
 		case math.IsNaN(x):
