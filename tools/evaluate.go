@@ -282,5 +282,5 @@ func (c *tabCall) evaluateOn(ctx context.Context, el *page.Element, fn string) (
 	if el != nil {
 		return el.Evaluate(ctx, fn, nil)
 	}
-	return c.tab.EvaluateMain(ctx, fn)
+	return c.tab.Evaluate(ctx, fn)
 }

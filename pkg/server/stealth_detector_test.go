@@ -65,11 +65,11 @@ func driveDetector(t *testing.T, c *mcptest.Client, srv *httptest.Server) map[st
 // with what is left to do. The test fails when one of them is no longer
 // detected (flip it: delete its row) and when anything else is.
 var knownDetections = map[string]string{
-	// TODO(issue 24, part E): browser_evaluate with a target (the element
-	// form) still runs the agent's function through Playwright's
-	// UtilityScript, whose frames show in a stack it reads; the page form
-	// runs over the tab's CDP session (Tab.EvaluateMain) and shows none.
-	"stack:agent": "the element form of browser_evaluate over CDP (DOM.resolveNode of the element)",
+	// TODO(issue 24, part E): browser_evaluate runs the agent's function
+	// through Playwright's UtilityScript, whose frames show in a stack
+	// the function (or a page function it calls) reads.
+	"stack:agent":  "evaluate over the tab's CDP session (no UtilityScript frames)",
+	"stack:report": "evaluate over the tab's CDP session (no UtilityScript frames)",
 	// Input coordinates (wt-stealthw's part) pass already on Debian's
 	// Chromium: the screen coordinates of a trusted click are not its
 	// client coordinates. Drop is not driven here (browser_drop is not a

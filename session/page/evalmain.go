@@ -25,9 +25,10 @@ var funcLiteral = regexp.MustCompile(`^(async\s+)?function[\s*(]|^(async\s*)?(\(
 // EvaluateMain runs the agent's function (or expression) in the page's
 // main world over the tab's CDP session, with no source URL (its frames read
 // as <anonymous>, as a console's), and returns its value as Evaluate
-// would. A promise is waited for with short reads of its state, so no CDP
-// call of ours stays pending when the browser dies (Playwright never
-// answers those).
+// would. A promise is waited for with short reads of its state rather
+// than one DevTools call pending for as long; a read in flight when the
+// browser is killed still stays (Playwright never answers it), so the
+// tools do not call this yet (TestEvaluateMainBrowserKilled).
 func (t *Tab) EvaluateMain(ctx context.Context, fn string) (any, error) {
 	defer t.invalidateWatch()
 	fn = strings.TrimSpace(fn)
