@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/codegen"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
@@ -90,7 +94,9 @@ func (c *tabCall) evalResult(v any) error {
 		return nil
 	}
 	w := &capWriter{max: MaxEvaluateChars}
-	_ = writeJSON(w, v, "") // a capWriter never fails
+	if err := writeJSON(w, v, ""); err != nil { // a capWriter never fails: a cycle
+		return err
+	}
 	c.resp.ResultText(w.buf.String())
 	if w.chars > MaxEvaluateChars {
 		c.resp.Result("[Result cut: it is %d characters of JSON, the first %d are shown. Pass filename to browser_evaluate to save all of it as a file]", w.chars, MaxEvaluateChars)
@@ -128,7 +134,25 @@ const jsonChunk = 32 << 10
 // strings a chunk at a time. NaN and ±Infinity, which JSON lacks, are
 // written as JavaScript spells them.
 func writeJSON(w io.Writer, v any, indent string) error {
+	return writeJSONOn(w, v, indent, map[unsafe.Pointer]bool{})
+}
+
+// errCycle says a result refers to itself: Playwright returns a JavaScript
+// object graph with a cycle as Go maps and slices that hold themselves.
+var errCycle = errors.New("the result refers to itself (a cycle): return a value without cycles, e.g. only the fields you need")
+
+// writeJSONOn is writeJSON with the maps and slices on the way to v, so
+// a cycle ends with errCycle instead of recursing until the stack is gone.
+func writeJSONOn(w io.Writer, v any, indent string, path map[unsafe.Pointer]bool) error {
 	var err error
+	enter := func(p unsafe.Pointer) bool {
+		if path[p] {
+			err = errCycle
+			return false
+		}
+		path[p] = true
+		return true
+	}
 	put := func(s string) {
 		if err == nil {
 			_, err = io.WriteString(w, s)
@@ -145,6 +169,11 @@ func writeJSON(w io.Writer, v any, indent string) error {
 			put("{}")
 			break
 		}
+		p := reflect.ValueOf(x).UnsafePointer()
+		if !enter(p) {
+			break
+		}
+		defer delete(path, p)
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
@@ -157,7 +186,7 @@ func writeJSON(w io.Writer, v any, indent string) error {
 			put(string(kb))
 			put(": ")
 			if err == nil {
-				err = writeJSON(w, x[k], inner)
+				err = writeJSONOn(w, x[k], inner, path)
 			}
 			if i < len(keys)-1 {
 				put(",")
@@ -174,11 +203,16 @@ func writeJSON(w io.Writer, v any, indent string) error {
 			put("[]")
 			break
 		}
+		p := unsafe.Pointer(unsafe.SliceData(x))
+		if !enter(p) {
+			break
+		}
+		defer delete(path, p)
 		put("[\n")
 		for i, e := range x {
 			put(inner)
 			if err == nil {
-				err = writeJSON(w, e, inner)
+				err = writeJSONOn(w, e, inner, path)
 			}
 			if i < len(x)-1 {
 				put(",")
@@ -203,6 +237,12 @@ func writeJSON(w io.Writer, v any, indent string) error {
 			x = x[n:]
 		}
 		put(`"`)
+	case *url.URL:
+		// Upstream prints JSON.stringify's: a URL's toJSON is its href.
+		b, _ := json.Marshal(x.String())
+		put(string(b))
+	case *regexp.Regexp:
+		put("{}") // JSON.stringify of a RegExp, as upstream prints it
 	case float64:
 		switch {
 		case math.IsNaN(x):

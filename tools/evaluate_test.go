@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -60,5 +61,34 @@ func TestCapWriter(t *testing.T) {
 	}
 	if w.buf.String() != "abcdé" || w.chars != int64(utf8.RuneCountInString("abcdéfghij")) {
 		t.Fatalf("kept %q, counted %d", w.buf.String(), w.chars)
+	}
+}
+
+// TestWriteJSONCycle: a result that holds itself (an object or an array
+// with a reference to itself, as Playwright returns `o.self = o`) ends with
+// errCycle instead of exhausting the stack; a value shared by two fields
+// is no cycle.
+func TestWriteJSONCycle(t *testing.T) {
+	obj := map[string]any{"n": 1.0}
+	obj["self"] = obj
+	arr := make([]any, 2)
+	arr[0], arr[1] = "x", map[string]any{"back": arr}
+	shared := map[string]any{"k": "v"}
+	for name, tc := range map[string]struct {
+		v    any
+		want error
+	}{
+		"object":   {obj, errCycle},
+		"array":    {arr, errCycle},
+		"nested":   {[]any{map[string]any{"a": obj}}, errCycle},
+		"shared":   {map[string]any{"a": shared, "b": []any{shared, shared}}, nil},
+		"no cycle": {map[string]any{"a": []any{1.0}}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got strings.Builder
+			if err := writeJSON(&got, tc.v, ""); !errors.Is(err, tc.want) {
+				t.Fatalf("writeJSON: %v, want %v", err, tc.want)
+			}
+		})
 	}
 }

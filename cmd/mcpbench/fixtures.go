@@ -49,6 +49,7 @@ func startFixtures(dir string) (*fixtureServer, error) {
 	mux.Handle("/", http.FileServer(http.Dir(dir)))
 	mux.HandleFunc("/hang", f.hang)
 	mux.HandleFunc("/api/orders", f.orders)
+	mux.HandleFunc("/detector", detectorHandler(dir))
 	f.Server = httptest.NewServer(mux)
 	return f, nil
 }

@@ -118,7 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.hostile, "hostile", true, "measure the hostile pages (frames whose server never answers, a busy main thread) at the end of the scripted session")
 	fs.DurationVar(&o.hostileTimeout, "hostile-timeout", 40*time.Second, "bound on each call on a hostile page (upstream waits its own timeouts out)")
 	fs.BoolVar(&o.agentTasks, "agent-tasks", true, "run the agent-task token benchmark (issue 18) on a fresh process of each server")
-	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(onlyParts, ", ")+" (rounds: startup, first navigate and the scripted session with act-and-observe and the hostile pages; tasks: the agent tasks; flow: the app flow; find: find and click); the table shows only their rows")
+	only := fs.String("only", "", "run only these parts, comma-separated: "+strings.Join(onlyParts, ", ")+" (rounds: startup, first navigate and the scripted session with act-and-observe and the hostile pages; tasks: the agent tasks; flow: the app flow; find: find and click; stealth: the detector page); the table shows only their rows")
 	fs.StringVar(&o.apps, "apps", "", "fixture apps of the app flow (default: testdata/apps in the module root)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -154,7 +154,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 }
 
 // onlyParts are the parts --only selects.
-var onlyParts = []string{"rounds", "tasks", "flow", "find"}
+var onlyParts = []string{"rounds", "tasks", "flow", "find", "stealth"}
 
 // runs reports whether the run includes part.
 func (o options) runs(part string) bool { return o.only == nil || o.only[part] }
@@ -358,6 +358,9 @@ func bench1(o options, stdout, stderr io.Writer) error {
 	}
 	if o.runs("flow") || o.runs("find") {
 		b.flowRun(ctx, names, o.runs("flow"), o.runs("find"))
+	}
+	if o.runs("stealth") {
+		b.stealthRun(ctx, names)
 	}
 	b.stopAll()
 	if ctx.Err() != nil {

@@ -51,6 +51,7 @@ func rowSpecs() []rowSpec {
 		spec("act-and-observe form time", "ms", 0),
 		spec("act-and-observe spa time", "ms", 0),
 		spec("act-and-observe shop (large page) time", "ms", 0),
+		spec(rowStealth, "count", 0),
 		spec("memory without browser (RSS)", "MiB", 0.75),
 		spec("memory browser (RSS)", "MiB", 0),
 		spec("memory without browser (PSS)", "MiB", 0),
