@@ -51,6 +51,9 @@ type Env struct {
 	// OnDownloadEvent, if set, hears of a download's progress as it runs
 	// (downloads.go), on the same goroutine and with the same rule.
 	OnDownloadEvent func(t *Tab, e DownloadEvent)
+	// OnTab, if set, hears of a tab opened (once it is wired), on the same
+	// goroutine and with the same rule.
+	OnTab func(t *Tab)
 	// MaxTabs caps the context's open tabs: NewTab and OpenTab fail with
 	// ErrTooManyTabs past it, and a popup a page opens past it is closed
 	// at once. If zero, no cap.
@@ -283,6 +286,9 @@ func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 	}
 	c.mu.Unlock()
 	t.wire()
+	if c.env.OnTab != nil {
+		c.env.OnTab(t)
+	}
 	return t
 }
 
