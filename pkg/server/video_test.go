@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// probeDuration is ffprobe's duration of a video file, in seconds.
+func probeDuration(t *testing.T, p string) float64 {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", p).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v\n%s (install it: apt-get install ffmpeg)", p, err, out)
+	}
+	d, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		t.Fatalf("ffprobe %s printed %q", p, out)
+	}
+	return d
+}
+
+func TestVideoRecording(t *testing.T) {
+	c, _ := familyServer(t)
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	must(t, c, "browser_start_video", map[string]any{"filename": "session", "size": map[string]any{"width": 640, "height": 360}}, "Video recording started.")
+	fails(t, c, "browser_start_video", nil, "already been started")
+	must(t, c, "browser_video_show_actions", map[string]any{"position": "top-left"}, "Action annotations enabled.")
+	// A 2 s chapter card: the call returns once it is gone, so the video
+	// lasts at least that long.
+	must(t, c, "browser_video_chapter", map[string]any{"title": "Loading items", "description": "the first step", "duration": 2000}, "Chapter 'Loading items' added.")
+	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
+	must(t, c, "browser_video_hide_actions", nil, "Action annotations disabled.")
+	res := must(t, c, "browser_stop_video", nil, "session.webm")
+	d := probeDuration(t, linkedFile(t, res))
+	if d < 2 || d > 120 {
+		t.Fatalf("video lasts %.2f s; want at least the 2 s chapter card", d)
+	}
+	must(t, c, "browser_stop_video", nil, "No videos were recorded.")
+}
+
+func TestVideoWithoutFFmpeg(t *testing.T) {
+	c, _ := familyServer(t, "--ffmpeg-path", "/nonexistent/ffmpeg")
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	fails(t, c, "browser_start_video", nil, "video needs ffmpeg: install it (apt-get install ffmpeg) or pass --ffmpeg-path")
+	// The server keeps serving.
+	must(t, c, "browser_snapshot", nil, "Family bench")
+}
