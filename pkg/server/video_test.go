@@ -1,10 +1,15 @@
 package server_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
 // probeDuration is ffprobe's duration of a video file, in seconds.
@@ -48,4 +53,26 @@ func TestVideoWithoutFFmpeg(t *testing.T) {
 	fails(t, c, "browser_start_video", nil, "video needs ffmpeg: install it (apt-get install ffmpeg) or pass --ffmpeg-path")
 	// The server keeps serving.
 	must(t, c, "browser_snapshot", nil, "Family bench")
+}
+
+// TestDropinRecordVideo: contextOptions.recordVideo in the config file
+// records from the start; closing the browser saves the video into dir.
+func TestDropinRecordVideo(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"browser": {"contextOptions": {"recordVideo": {"dir": "videos", "size": {"width": 320, "height": 240}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, out := inProcess(t, "--config", cfgFile)
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
+	c.MustCall(t, "browser_close", nil)
+	var files []string
+	testtier.Eventually(t, 30*time.Second, "a video in the recordVideo dir after the browser closed", func() bool {
+		files, _ = filepath.Glob(filepath.Join(out, "videos", "video-*.webm"))
+		return len(files) > 0
+	})
+	if d := probeDuration(t, files[0]); d <= 0 {
+		t.Fatalf("video lasts %.2f s", d)
+	}
 }
