@@ -39,9 +39,16 @@ func TestVideoRecording(t *testing.T) {
 	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
 	must(t, c, "browser_video_hide_actions", nil, "Action annotations disabled.")
 	res := must(t, c, "browser_stop_video", nil, "session.webm")
-	d := probeDuration(t, linkedFile(t, res))
+	file := linkedFile(t, res)
+	d := probeDuration(t, file)
 	if d < 2 || d > 120 {
 		t.Fatalf("video lasts %.2f s; want at least the 2 s chapter card", d)
+	}
+	// The chapter card (a dark box centred over the light page) is in the
+	// video: the centre is darker while it shows than at the end.
+	card, end := centreLuma(t, file, "-ss", "1"), centreLuma(t, file, "-sseof", "-0.3")
+	if card+40 > end {
+		t.Fatalf("no chapter card in the video: centre luma %d while it shows, %d at the end", card, end)
 	}
 	must(t, c, "browser_stop_video", nil, "No videos were recorded.")
 }
@@ -75,4 +82,17 @@ func TestDropinRecordVideo(t *testing.T) {
 	if d := probeDuration(t, files[0]); d <= 0 {
 		t.Fatalf("video lasts %.2f s", d)
 	}
+}
+
+// centreLuma is the mean gray level (0-255) of the centre 160x60 pixels of
+// the frame seek selects.
+func centreLuma(t *testing.T, file string, seek ...string) int {
+	t.Helper()
+	args := append([]string{"-v", "error"}, seek...)
+	args = append(args, "-i", file, "-frames:v", "1", "-vf", "crop=160:60,scale=1:1,format=gray", "-f", "rawvideo", "-")
+	out, err := exec.Command("ffmpeg", args...).Output()
+	if err != nil || len(out) != 1 {
+		t.Fatalf("ffmpeg %v: %v (%d bytes)", args, err, len(out))
+	}
+	return int(out[0])
 }
