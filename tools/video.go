@@ -66,6 +66,8 @@ const (
 	// maxOverlayMs bounds a chapter card or an annotation: the call waits
 	// out a chapter card.
 	maxOverlayMs = 60_000
+	// maxCardText bounds a chapter's title and description and a style.
+	maxCardText = 1000
 )
 
 // ffmpegReady reports whether video can be recorded: an error wrapping
@@ -99,6 +101,9 @@ func startVideo(c *tabCall) error {
 	}
 	o.Cursor = c.args.Bool("cursor", false)
 	name := c.args.String("filename", "")
+	if len(name) > 1024 || len(filepath.Base(name)) > 200 {
+		return fmt.Errorf("filename is too long: at most 200 bytes for the name and 1024 for the path")
+	}
 	if name == "" {
 		name = outdir.Stamped("video", ".webm")
 	} else if !strings.EqualFold(filepath.Ext(name), ".webm") {
@@ -162,15 +167,18 @@ func stopVideo(c *tabCall) error {
 }
 
 func videoChapter(c *tabCall) error {
-	title := c.args.String("title", "")
+	title, desc := c.args.String("title", ""), c.args.String("description", "")
 	if strings.TrimSpace(title) == "" {
 		return fmt.Errorf("title must not be empty")
+	}
+	if len(title) > maxCardText || len(desc) > maxCardText {
+		return fmt.Errorf("title and description must be at most %d bytes each (a card on the screen); shorten them", maxCardText)
 	}
 	d, err := overlayDuration(c.args, "duration")
 	if err != nil {
 		return err
 	}
-	if err := c.tab.ShowChapter(c.ctx, title, c.args.String("description", ""), d); err != nil {
+	if err := c.tab.ShowChapter(c.ctx, title, desc, d); err != nil {
 		return fmt.Errorf("video chapter: %w", err)
 	}
 	c.resp.Result("Chapter '%s' added.", title)
@@ -188,7 +196,7 @@ func videoShowActions(c *tabCall) error {
 		o.HighlightStyle, _ = st["highlight"].(string)
 		o.TitleStyle, _ = st["title"].(string)
 		for _, css := range []string{o.PointStyle, o.HighlightStyle, o.TitleStyle} {
-			if strings.ContainsAny(css, "<>") {
+			if strings.ContainsAny(css, "<>") || len(css) > maxCardText {
 				return fmt.Errorf("style values must be inline CSS declarations, e.g. \"outline: 2px solid #333\"")
 			}
 		}
