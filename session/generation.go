@@ -45,6 +45,7 @@ type genState struct {
 	disposers map[string]func(context.Context)
 	trace     *Trace
 	routes    *Routes
+	video     *Video
 }
 
 // newGeneration makes generation n of s over bc; remote is the browser it
@@ -79,6 +80,7 @@ func (g *Generation) pageEnv() page.Env {
 		},
 		OnDownload:      func(t *page.Tab, d playwright.Download) { s.captureDownload(g, t, d) },
 		OnDownloadEvent: func(_ *page.Tab, e page.DownloadEvent) { s.downloadEvent(g, e) },
+		OnTab:           g.videoTabOpened,
 		MaxTabs:         s.cfg.maxTabs(),
 		UserAgent:       g.userAgent,
 		WebMCP:          s.cfg.WebMCP,

@@ -106,6 +106,10 @@ type Config struct {
 	// failed is the endpoint the last attach could not reach ("" when none
 	// failed): the pool may answer another one.
 	PickEndpoint func(ctx context.Context, failed string) (string, error)
+	// RecordVideo, if set, records every page from its start
+	// (contextOptions.recordVideo; video.go). Recording needs the ffmpeg
+	// the driver links (pkg/driver).
+	RecordVideo *RecordVideo
 	// Context are the options of every browser context (context_options.go).
 	Context ContextOptions
 	// Launch are more browser process options (context_options.go).
@@ -355,6 +359,9 @@ func (s *Session) ready(ctx context.Context, g *Generation) error {
 	hooks := append([]func(*Generation){}, s.hooks...)
 	c := s.cdp
 	s.mu.Unlock()
+	if err := g.startRecordVideo(ctx); err != nil {
+		return fmt.Errorf("contextOptions.recordVideo: %w", err)
+	}
 	for _, h := range hooks {
 		h(g)
 	}

@@ -79,6 +79,11 @@ type Env struct {
 	// --snapshot-mode flag): "outline" (the default when empty), "inline",
 	// "full" or "none"; see tools/diff.go.
 	SnapshotMode string
+	// FFmpeg reports whether video can be recorded (the devtools video
+	// tools): nil when an ffmpeg is linked for the driver, else an error
+	// wrapping driver.ErrNoFFmpeg. If nil, the video tools answer that
+	// ffmpeg is needed.
+	FFmpeg func() error
 	// Publish, if set, makes the files tools write resources of the
 	// caller's MCP session (resources.go); if nil, no file is published and
 	// answers carry no resource_link.
@@ -132,6 +137,7 @@ func families() []func() []*Tool {
 		storageTools,
 		downloadsTools,
 		devtoolsTools,
+		videoTools,
 		actionsTools,
 		stateTools,
 		networkTools,

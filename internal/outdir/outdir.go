@@ -151,14 +151,19 @@ func (a *Area) Dir() string { return a.dir }
 // Root is the os.Root on the area (for listing and stat).
 func (a *Area) Root() *os.Root { return a.root }
 
+// Stamped is upstream's name of a file a tool names itself:
+// prefix-<ISO time with ':' and '.' made '-'>ext.
+func Stamped(prefix, ext string) string {
+	stamp := strings.ReplaceAll(time.Now().UTC().Format("2006-01-02T15-04-05.000Z"), ".", "-")
+	return fmt.Sprintf("%s-%s%s", prefix, stamp, ext)
+}
+
 // Resolve names a file of the area: rel is its name inside the root (empty
 // when unrestricted access puts it elsewhere) and path what to show. An
 // empty name becomes prefix-<timestamp>ext.
 func (a *Area) Resolve(name, prefix, ext string) (rel, path string, err error) {
 	if name == "" {
-		// Upstream's name: the ISO time with ':' and '.' made '-'.
-		stamp := strings.ReplaceAll(time.Now().UTC().Format("2006-01-02T15-04-05.000Z"), ".", "-")
-		name = fmt.Sprintf("%s-%s%s", prefix, stamp, ext)
+		name = Stamped(prefix, ext)
 	}
 	if strings.ContainsRune(name, 0) {
 		return "", "", fmt.Errorf("file name %s contains a NUL byte", Quote(name))

@@ -62,6 +62,11 @@ type Config struct {
 	// NodePath is the Node.js binary that runs the driver; empty means
 	// $PLAYWRIGHT_NODEJS_PATH or node on PATH.
 	NodePath string
+	// FFmpegPath is the ffmpeg video recording uses (--ffmpeg-path); empty
+	// means ffmpeg on PATH, else the one Playwright installs into its own
+	// registry. A missing one is not an error at start: the video tools
+	// answer that ffmpeg is needed.
+	FFmpegPath string
 	// NoAutoInstall stops serve from installing a missing driver.
 	NoAutoInstall bool
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,28 @@ type ContextOptions struct {
 	Geolocation       *Geolocation      `json:"geolocation"`
 	ExtraHTTPHeaders  map[string]string `json:"extraHTTPHeaders"`
 	HTTPCredentials   *Credentials      `json:"httpCredentials"`
+	// RecordVideo records a video of every page from its start, saved into
+	// the output directory when the page's recording ends (the session
+	// closes, the browser closes); nil records none.
+	RecordVideo *RecordVideo `json:"recordVideo"`
+}
+
+// RecordVideo is browser.contextOptions.recordVideo.
+type RecordVideo struct {
+	// Dir is the directory of the videos, relative to the output directory
+	// (the caller's own over HTTP with tokens), or an absolute path inside
+	// it (anywhere with --allow-unrestricted-file-access). If empty, the
+	// output directory itself.
+	Dir string `json:"dir"`
+	// Size is the videos' frame size. If nil, the page's viewport scaled
+	// down to fit 800x800, as Playwright.
+	Size *VideoSize `json:"size"`
+}
+
+// VideoSize is a video's frame size in pixels.
+type VideoSize struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
 }
 
 // Geolocation is a context's emulated position.
@@ -287,7 +310,7 @@ var dropinSettings = []setting{
 // contextKeys are the browser.contextOptions keys this server applies.
 var contextKeys = []string{"viewport", "userAgent", "permissions", "storageState", "ignoreHTTPSErrors", "serviceWorkers", "proxy",
 	"locale", "timezoneId", "colorScheme", "reducedMotion", "deviceScaleFactor", "isMobile", "hasTouch", "javaScriptEnabled",
-	"bypassCSP", "offline", "geolocation", "extraHTTPHeaders", "httpCredentials", "acceptDownloads", "screen"}
+	"bypassCSP", "offline", "geolocation", "extraHTTPHeaders", "httpCredentials", "acceptDownloads", "screen", "recordVideo"}
 
 // launchKeys are the browser.launchOptions keys this server applies.
 var launchKeys = []string{"executablePath", "headless", "args", "chromiumSandbox", "channel", "proxy", "env", "slowMo", "timeout", "ignoreDefaultArgs", "downloadsPath", "handleSIGINT", "handleSIGTERM", "handleSIGHUP"}
@@ -336,6 +359,9 @@ func applyContextJSON(c *Config, b []byte) error {
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		return jsonError("", b, err)
+	}
+	if err := checkRecordVideo(raw["recordVideo"], f.RecordVideo); err != nil {
+		return err
 	}
 	mergeContext(&c.Context, f.ContextOptions, raw)
 	if f.Viewport != nil {
@@ -411,6 +437,9 @@ func mergeContext(dst *ContextOptions, src ContextOptions, raw map[string]json.R
 	}
 	if has("httpCredentials") {
 		dst.HTTPCredentials = src.HTTPCredentials
+	}
+	if has("recordVideo") {
+		dst.RecordVideo = src.RecordVideo
 	}
 }
 
@@ -596,4 +625,26 @@ func redactURL(s string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// checkRecordVideo validates browser.contextOptions.recordVideo: only dir
+// and size, a positive size, a dir inside the output directory.
+func checkRecordVideo(raw json.RawMessage, rv *RecordVideo) error {
+	if rv == nil {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return fmt.Errorf("browser.contextOptions.recordVideo must be an object such as {\"dir\": \"videos\"}")
+	}
+	if err := unknownKey("browser.contextOptions.recordVideo", keys, []string{"dir", "size"}); err != nil {
+		return err
+	}
+	if s := rv.Size; s != nil && (s.Width <= 0 || s.Height <= 0 || s.Width > 8192 || s.Height > 8192) {
+		return fmt.Errorf("browser.contextOptions.recordVideo.size=%dx%d: width and height must be 1 to 8192", s.Width, s.Height)
+	}
+	if d := rv.Dir; d != "" && (strings.ContainsRune(d, 0) || !filepath.IsAbs(d) && !filepath.IsLocal(filepath.Clean(d))) {
+		return fmt.Errorf("browser.contextOptions.recordVideo.dir=%q: must be a directory inside the output directory (--output-dir), e.g. \"videos\"", d)
+	}
+	return nil
 }

@@ -145,3 +145,29 @@ func TestDropinRefusals(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestRecordVideoOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name, json, err string
+	}{
+		{name: "dir and size", json: `{"recordVideo": {"dir": "videos", "size": {"width": 640, "height": 360}}}`},
+		{name: "absolute dir", json: `{"recordVideo": {"dir": "/srv/out/videos"}}`},
+		{name: "escaping dir", json: `{"recordVideo": {"dir": "../videos"}}`, err: "inside the output directory"},
+		{name: "zero size", json: `{"recordVideo": {"size": {"width": 0, "height": 360}}}`, err: "1 to 8192"},
+		{name: "unknown key", json: `{"recordVideo": {"showActions": {}}}`, err: "recordVideo.showActions is not supported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Config
+			err := applyContextJSON(&c, []byte(tc.json))
+			if tc.err == "" {
+				if err != nil || c.Context.RecordVideo == nil {
+					t.Fatalf("applyContextJSON = %v, recordVideo %v", err, c.Context.RecordVideo)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("applyContextJSON = %v; want an error with %q", err, tc.err)
+			}
+		})
+	}
+}

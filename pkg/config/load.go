@@ -145,6 +145,7 @@ var coreSettings = []setting{
 	{flags: []string{"fingerprint-seed"}, env: envs("FINGERPRINT_SEED"), help: "CloakBrowser --fingerprint seed (default random)", set: integer(func(c *Config) *int { return &c.FingerprintSeed })},
 	{flags: []string{"viewport-size"}, env: envs("VIEWPORT_SIZE"), help: "viewport WIDTHxHEIGHT, e.g. 1280x720", set: str(func(c *Config) *string { return &c.ViewportSize })},
 	{flags: []string{"driver-dir"}, env: append(envs("DRIVER_DIR"), "PLAYWRIGHT_DRIVER_PATH"), help: "Playwright driver directory", set: str(func(c *Config) *string { return &c.DriverDir })},
+	{flags: []string{"ffmpeg-path"}, env: envs("FFMPEG_PATH"), help: "ffmpeg that records video (default: ffmpeg on PATH)", set: str(func(c *Config) *string { return &c.FFmpegPath })},
 	{flags: []string{"node-path"}, env: []string{"PLAYWRIGHT_NODEJS_PATH"}, help: "Node.js (>= 20) that runs the Playwright driver (default: node on PATH)", set: str(func(c *Config) *string { return &c.NodePath })},
 	{flags: []string{"no-auto-install"}, env: envs("NO_AUTO_INSTALL"), isBool: true, help: "do not install a missing Playwright driver at start", set: boolean(func(c *Config) *bool { return &c.NoAutoInstall })},
 	{flags: []string{"caps"}, env: envs("CAPS"), help: "extra capability groups, comma-separated: " + strings.Join(knownCaps, ","), set: list(func(c *Config) *[]string { return &c.Caps })},

@@ -41,6 +41,7 @@ type Driver struct {
 	cur      *instance // the last start that finished; nil before the first
 	restarts int
 	closed   bool
+	ffmpeg   string // linked into the registry for video (ffmpeg.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -156,9 +157,18 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.linkFFmpeg(); err != nil {
+		// Not fatal: video recording then answers that ffmpeg is missing.
+		fmt.Fprintf(o.Log, "cloakbrowser-mcp: %v\n", err)
+	}
 	// Only for this Run (see withEnv): between runs the environment is the
 	// process's own again, so a later Run never wraps a shim in a shim.
 	env := o.playwrightEnv()
+	if reg := d.registryDir(); reg != "" {
+		// Playwright's registry is ours: it finds the ffmpeg we link there
+		// (ffmpeg.go) and nothing of a user's own Playwright installs.
+		env["PLAYWRIGHT_BROWSERS_PATH"] = reg
+	}
 	if shim, serr := versionShim(o); serr == nil && shim != "" {
 		env["PLAYWRIGHT_NODEJS_PATH"] = shim
 		env[driverTmpEnv] = d.tmp

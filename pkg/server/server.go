@@ -72,6 +72,12 @@ type Server struct {
 	// ownDriver: the server started drv and stops it on Close.
 	ownDriver bool
 	bin       *binaryResolver
+	// ffmpegErr says why video cannot be recorded (nil: it can); set once
+	// by New (video.go).
+	ffmpegErr error
+	// recordVideoDir is contextOptions.recordVideo.dir relative to the
+	// output directory.
+	recordVideoDir string
 
 	mcp   *server.MCPServer
 	stdio *session.Session
@@ -175,6 +181,11 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		return info, err
 	})
 	s.bin.start()
+	if err := s.linkFFmpeg(); err != nil {
+		s.bin.close()
+		s.closeDriver()
+		return nil, err
+	}
 	if name := cfg.DeviceName(); name != "" {
 		// Device names come from the driver: check now rather than at the
 		// first browser call.
@@ -236,6 +247,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		},
 		Config:  func() any { return shownConfig(cfg) },
 		Publish: s.publishResource,
+		FFmpeg:  func() error { return s.ffmpegErr },
 	}
 	if cfg.SaveSession {
 		env.SessionLog = tools.NewSessionLog()
@@ -334,6 +346,12 @@ func (s *Server) sessionConfigOf(cfg config.Config) session.Config {
 	}
 	if c.ProxyServer != "" {
 		sc.Context.Proxy = &session.Proxy{Server: c.ProxyServer, Bypass: c.ProxyBypass, Username: c.Launch.ProxyUsername, Password: c.Launch.ProxyPassword}
+	}
+	if rv := x.RecordVideo; rv != nil {
+		sc.RecordVideo = &session.RecordVideo{Dir: s.recordVideoDir}
+		if rv.Size != nil {
+			sc.RecordVideo.Size = &page.Size{Width: rv.Size.Width, Height: rv.Size.Height}
+		}
 	}
 	sc.Launch = session.LaunchOptions{Env: c.Launch.Env, SlowMo: c.Launch.SlowMo, IgnoreDefaultArgs: c.Launch.IgnoreDefaultArgs}
 	if c.Launch.Timeout > 0 {

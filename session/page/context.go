@@ -57,6 +57,9 @@ type Env struct {
 	// on Playwright's dispatch goroutine (the same rule as OnConsole).
 	WebMCP   bool
 	OnWebMCP func(t *Tab)
+	// OnTab, if set, hears of a tab opened (once it is wired), on the same
+	// goroutine and with the same rule.
+	OnTab func(t *Tab)
 	// MaxTabs caps the context's open tabs: NewTab and OpenTab fail with
 	// ErrTooManyTabs past it, and a popup a page opens past it is closed
 	// at once. If zero, no cap.
@@ -289,6 +292,9 @@ func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 	}
 	c.mu.Unlock()
 	t.wire()
+	if c.env.OnTab != nil {
+		c.env.OnTab(t)
+	}
 	return t
 }
 

@@ -1,0 +1,98 @@
+package server_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+)
+
+// probeDuration is ffprobe's duration of a video file, in seconds.
+func probeDuration(t *testing.T, p string) float64 {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", p).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v\n%s (install it: apt-get install ffmpeg)", p, err, out)
+	}
+	d, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		t.Fatalf("ffprobe %s printed %q", p, out)
+	}
+	return d
+}
+
+func TestVideoRecording(t *testing.T) {
+	c, _ := familyServer(t)
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	must(t, c, "browser_start_video", map[string]any{"filename": "session", "size": map[string]any{"width": 640, "height": 360}}, "Video recording started.")
+	fails(t, c, "browser_start_video", nil, "already been started")
+	must(t, c, "browser_video_show_actions", map[string]any{"position": "top-left"}, "Action annotations enabled.")
+	// A 2 s chapter card: the call returns once it is gone, so the video
+	// lasts at least that long.
+	must(t, c, "browser_video_chapter", map[string]any{"title": "Loading items", "description": "the first step", "duration": 2000}, "Chapter 'Loading items' added.")
+	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
+	must(t, c, "browser_video_hide_actions", nil, "Action annotations disabled.")
+	res := must(t, c, "browser_stop_video", nil, "session.webm")
+	file := linkedFile(t, res)
+	d := probeDuration(t, file)
+	if d < 2 || d > 120 {
+		t.Fatalf("video lasts %.2f s; want at least the 2 s chapter card", d)
+	}
+	// The chapter card (a dark box centred over the light page) is in the
+	// video: the centre is darker while it shows than at the end.
+	card, end := centreLuma(t, file, "-ss", "1"), centreLuma(t, file, "-sseof", "-0.3")
+	if card+40 > end {
+		t.Fatalf("no chapter card in the video: centre luma %d while it shows, %d at the end", card, end)
+	}
+	must(t, c, "browser_stop_video", nil, "No videos were recorded.")
+}
+
+func TestVideoWithoutFFmpeg(t *testing.T) {
+	c, _ := familyServer(t, "--ffmpeg-path", "/nonexistent/ffmpeg")
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	fails(t, c, "browser_start_video", nil, "video needs ffmpeg: install it (apt-get install ffmpeg) or pass --ffmpeg-path")
+	// The server keeps serving.
+	must(t, c, "browser_snapshot", nil, "Family bench")
+}
+
+// TestDropinRecordVideo: contextOptions.recordVideo in the config file
+// records from the start; closing the browser saves the video into dir.
+func TestDropinRecordVideo(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"browser": {"contextOptions": {"recordVideo": {"dir": "videos", "size": {"width": 320, "height": 240}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, out := inProcess(t, "--config", cfgFile)
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
+	c.MustCall(t, "browser_close", nil)
+	var files []string
+	testtier.Eventually(t, 30*time.Second, "a video in the recordVideo dir after the browser closed", func() bool {
+		files, _ = filepath.Glob(filepath.Join(out, "videos", "video-*.webm"))
+		return len(files) > 0
+	})
+	if d := probeDuration(t, files[0]); d <= 0 {
+		t.Fatalf("video lasts %.2f s", d)
+	}
+}
+
+// centreLuma is the mean gray level (0-255) of the centre 160x60 pixels of
+// the frame seek selects.
+func centreLuma(t *testing.T, file string, seek ...string) int {
+	t.Helper()
+	args := append([]string{"-v", "error"}, seek...)
+	args = append(args, "-i", file, "-frames:v", "1", "-vf", "crop=160:60,scale=1:1,format=gray", "-f", "rawvideo", "-")
+	out, err := exec.Command("ffmpeg", args...).Output()
+	if err != nil || len(out) != 1 {
+		t.Fatalf("ffmpeg %v: %v (%d bytes)", args, err, len(out))
+	}
+	return int(out[0])
+}
