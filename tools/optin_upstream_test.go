@@ -63,12 +63,6 @@ type wireTool struct {
 // optInExceptions are upstream's opt-in tools this server does not list
 // with upstream's exact definition, each with the reason.
 var optInExceptions = map[string]string{
-	// Built on another branch (video): the merge flips these to checked.
-	"browser_start_video":        "built on another branch",
-	"browser_stop_video":         "built on another branch",
-	"browser_video_chapter":      "built on another branch",
-	"browser_video_show_actions": "built on another branch",
-	"browser_video_hide_actions": "built on another branch",
 	// A person at a headed browser.
 	"browser_start_recording": "records what a person does in a headed browser; this server runs headless for agents",
 	"browser_stop_recording":  "records what a person does in a headed browser; this server runs headless for agents",
@@ -94,7 +88,7 @@ func TestOptInSchemasMatchUpstream(t *testing.T) {
 	for _, u := range upstreamToolList(t) {
 		tool := ours[u.Name]
 		if why, ok := optInExceptions[u.Name]; ok {
-			if tool != nil && why != "built on another branch" {
+			if tool != nil {
 				t.Errorf("%s is listed as an exception (%s) but this server has it: check it", u.Name, why)
 			}
 			continue

@@ -21,40 +21,12 @@ import (
 // overlays Playwright draws for whoever watches it.
 func videoTools() []*Tool {
 	quiet := tabOpts{noPage: true}
-	sizeProp := map[string]any{
-		"type": "object", "description": "Video size", "additionalProperties": false, "required": []string{"width", "height"},
-		"properties": map[string]any{"width": pNum("Video width"), "height": pNum("Video height")},
-	}
-	styleProp := map[string]any{
-		"type": "object", "description": "Styles of the action decorations.", "additionalProperties": false,
-		"properties": map[string]any{
-			"point":     pStr(`CSS declarations for the zero-sized marker centered on the action point, e.g. "width: 20px; height: 20px; border-radius: 50%; background: red". Not shown when omitted.`),
-			"highlight": pStr(`CSS declarations for the box that covers the target element, e.g. "outline: 2px solid #333". Not shown when omitted.`),
-			"title":     pStr(`CSS declarations for the action title, e.g. "font-size: 16px".`),
-		},
-	}
 	return []*Tool{
-		{Def: optDef("browser_start_video", "Start video", "Start video recording", true, props{
-			"filename": pStr("File name to save the video to, relative to the output directory. If not specified, the video is saved into the output directory as `video-{timestamp}.webm`."),
-			"size":     sizeProp,
-			"fps":      pNum("Video frame rate in frames per second, defaults to 25"),
-			"cursor":   pBool("Render an animated mouse cursor that travels to each action point. Paces actions by 800ms so that the cursor has time to travel."),
-		}), Cap: "devtools", Handle: tabTool("browser_start_video", quiet, startVideo)},
-		{Def: optDef("browser_stop_video", "Stop video", "Stop video recording", true, props{}),
-			Cap: "devtools", Handle: tabTool("browser_stop_video", quiet, stopVideo)},
-		{Def: optDef("browser_video_chapter", "Video chapter", "Add a chapter marker to the video recording. Shows a full-screen chapter card with blurred backdrop.", true, props{
-			"title":       pStr("Chapter title"),
-			"description": pStr("Chapter description"),
-			"duration":    pNum("Duration in milliseconds to show the chapter card"),
-		}, "title"), Cap: "devtools", Handle: tabTool("browser_video_chapter", quiet, videoChapter)},
-		{Def: optDef("browser_video_show_actions", "Show action overlays", "Annotate subsequent actions performed on the page with a callout that names the action and, when styled, marks the action point and highlights the target element. Useful while video recording or screencasting.", true, props{
-			"duration": pNum("How long each action annotation stays on screen, in milliseconds. Defaults to 500."),
-			"position": pEnum("Where to place the action title relative to the page. Defaults to top-right.", "top-left", "top", "top-right", "bottom-left", "bottom", "bottom-right"),
-			"cursor":   pEnum(`Cursor decoration for pointer actions. "pointer" (default) animates a mouse pointer from the previous action point to the next one; "none" disables the cursor decoration.`, "none", "pointer"),
-			"style":    styleProp,
-		}), Cap: "devtools", Handle: tabTool("browser_video_show_actions", quiet, videoShowActions)},
-		{Def: optDef("browser_video_hide_actions", "Hide action overlays", "Stop annotating actions performed on the page.", true, props{}),
-			Cap: "devtools", Handle: tabTool("browser_video_hide_actions", quiet, videoHideActions)},
+		{Def: upstreamDef("browser_start_video"), Cap: "devtools", Handle: tabTool("browser_start_video", quiet, startVideo)},
+		{Def: upstreamDef("browser_stop_video"), Cap: "devtools", Handle: tabTool("browser_stop_video", quiet, stopVideo)},
+		{Def: upstreamDef("browser_video_chapter"), Cap: "devtools", Handle: tabTool("browser_video_chapter", quiet, videoChapter)},
+		{Def: upstreamDef("browser_video_show_actions"), Cap: "devtools", Handle: tabTool("browser_video_show_actions", quiet, videoShowActions)},
+		{Def: upstreamDef("browser_video_hide_actions"), Cap: "devtools", Handle: tabTool("browser_video_hide_actions", quiet, videoHideActions)},
 	}
 }
 
