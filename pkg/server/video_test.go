@@ -50,7 +50,35 @@ func TestVideoRecording(t *testing.T) {
 	if card+40 > end {
 		t.Fatalf("no chapter card in the video: centre luma %d while it shows, %d at the end", card, end)
 	}
+	// The click's action callout ("Click locator(…)", a dark label at the
+	// top left, where show_actions put it) is in the video: the strip
+	// across the top left, white with the page's heading in every other
+	// frame (chapter card included: it is centred), is darker in some frame
+	// than at the end.
+	strip := frameLumas(t, file, "crop=160:16:0:0")
+	darkest := 255
+	for _, l := range strip {
+		darkest = min(darkest, l)
+	}
+	if last := strip[len(strip)-1]; darkest+40 > last {
+		t.Fatalf("no action callout in the video: the top-left strip's darkest frame is %d, the last %d (frames: %v)", darkest, last, strip)
+	}
 	must(t, c, "browser_stop_video", nil, "No videos were recorded.")
+}
+
+// frameLumas is the mean gray level (0-255) of the region crop selects
+// (an ffmpeg crop filter) in every frame of the video, in order.
+func frameLumas(t *testing.T, file, crop string) []int {
+	t.Helper()
+	out, err := exec.Command("ffmpeg", "-v", "error", "-i", file, "-vf", crop+",scale=1:1,format=gray", "-f", "rawvideo", "-").Output()
+	if err != nil || len(out) == 0 {
+		t.Fatalf("ffmpeg %s %s: %v (%d frames)", file, crop, err, len(out))
+	}
+	l := make([]int, len(out))
+	for i, b := range out {
+		l[i] = int(b)
+	}
+	return l
 }
 
 func TestVideoWithoutFFmpeg(t *testing.T) {
