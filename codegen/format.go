@@ -158,38 +158,7 @@ func (f Fields) JSON() string {
 
 // jsonQuote quotes s as JSON.stringify does: unlike encoding/json it
 // leaves <, >, &, U+2028 and U+2029 as they are.
-func jsonQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte("0123456789abcdef"[r>>4])
-				b.WriteByte("0123456789abcdef"[r&0xf])
-				continue
-			}
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func jsonQuote(s string) string { return escapeWithQuotes(s, '"') }
 
 // quoteMultiline is the TypeScript generator's template literal for a
 // multi-line text (an ARIA snapshot): one line of text in backticks, or
