@@ -251,7 +251,7 @@ func (c *tabCall) recordArgs(tool string) map[string]any {
 		}
 		out["fields"] = fields
 	}
-	return c.secretVarsAny(out).(map[string]any)
+	return recording.MapStrings(out, c.secretVars).(map[string]any)
 }
 
 func (c *tabCall) redactTarget(t *recording.Target) {
@@ -268,26 +268,6 @@ func (c *tabCall) secretVars(s string) string {
 		return s
 	}
 	return secretTag.ReplaceAllString(c.env.Output.Secrets.Redact(s), "$${$1}")
-}
-
-func (c *tabCall) secretVarsAny(v any) any {
-	switch x := v.(type) {
-	case string:
-		return c.secretVars(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = c.secretVarsAny(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = c.secretVarsAny(e)
-		}
-		return out
-	}
-	return v
 }
 
 // appendStepsLog appends a step to the session's steps log through the

@@ -102,7 +102,7 @@ func (p *plan) secretsUsed() []string {
 func (p *plan) smokeArgs(s Step) map[string]any {
 	args := map[string]any{}
 	for k, v := range s.Args {
-		args[k] = p.varAny(v)
+		args[k] = MapStrings(v, p.varURL)
 	}
 	if s.Target != nil {
 		key := "target"
@@ -157,20 +157,22 @@ func (p *plan) varURL(u string) string {
 	return u
 }
 
-func (p *plan) varAny(v any) any {
+// MapStrings returns v (a JSON value: strings, maps, slices) with f
+// applied to every string in it; maps and slices are copies.
+func MapStrings(v any, f func(string) string) any {
 	switch x := v.(type) {
 	case string:
-		return p.varURL(x)
+		return f(x)
 	case map[string]any:
-		out := map[string]any{}
+		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = p.varAny(e)
+			out[k] = MapStrings(e, f)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = p.varAny(e)
+			out[i] = MapStrings(e, f)
 		}
 		return out
 	}
