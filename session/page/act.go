@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mxschmitt/playwright-go"
 )
 
 // Load waiting after a navigation: the page is usable at DOMContentLoaded;
@@ -42,6 +44,7 @@ func (s Step) Named(name string) Step {
 func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 	navBefore := t.LastNavSeq()
 	seq := t.Seq()
+	arrived := t.c.pagesArrived()
 	for _, s := range steps {
 		err := run(ctx, t.c, s.op, stopOn{modal: t}, s.fn)
 		if errors.Is(err, ErrModal) {
@@ -70,7 +73,48 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 		}
 	}
 	t.Settle(ctx, navBefore, seq)
+	t.awaitOpenedWindows(ctx, seq, arrived)
 	return nil
+}
+
+// awaitOpenedWindows waits, bounded by the settle timeout, until a page has
+// come for each window the page asked to open since seq (a window.open, a
+// link or form with a target): Playwright announces a popup only once it
+// is set up, and on a busy machine that came after the answer, which then
+// named no new tab. Page.windowOpen comes over the tab's CDP session before
+// the settle read's answer (events of one session are in order).
+func (t *Tab) awaitOpenedWindows(ctx context.Context, seq, arrived int) {
+	t.mu.Lock()
+	n := 0
+	for _, s := range t.opens {
+		if s > seq {
+			n++
+		}
+	}
+	t.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	t.pollUntil(ctx, t.c.env.SettleTimeout, func() bool { return t.c.pagesArrived()-arrived >= n })
+}
+
+// watchWindowOpens hears, on s (the tab's own CDP session), each window the
+// page asks to open; its Page domain is enabled in the background.
+func (t *Tab) watchWindowOpens(s playwright.CDPSession) {
+	s.On("Page.windowOpen", func(map[string]any) {
+		t.mu.Lock()
+		t.seq++
+		t.opens = append(t.opens, t.seq)
+		if len(t.opens) > 16 {
+			t.opens = t.opens[len(t.opens)-16:]
+		}
+		t.mu.Unlock()
+	})
+	t.c.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
+		defer cancel()
+		_, _ = call(ctx, t.c, "watch window opens", stopOn{}, func() (any, error) { return s.Send("Page.enable", map[string]any{}) })
+	})
 }
 
 // Settle waits, bounded, for what happened since the tab's counters were at

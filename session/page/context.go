@@ -84,6 +84,7 @@ type Context struct {
 	tabs    []*Tab
 	current *Tab
 	nextTab int
+	arrived int           // pages that came to addTab new (listed, or closed at once past MaxTabs)
 	opening int           // tabs NewTab and OpenTab are opening (MaxTabs)
 	modalCh chan struct{} // closed when a modal state opens on any tab
 }
@@ -241,6 +242,13 @@ func (c *Context) modalElsewhere(t *Tab) (<-chan struct{}, func() *Tab) {
 	return c.modalCh, blocker
 }
 
+// pagesArrived counts the pages that came to addTab new.
+func (c *Context) pagesArrived() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.arrived
+}
+
 // indexOf returns a tab's index, or -1.
 func (c *Context) indexOf(t *Tab) int {
 	c.mu.Lock()
@@ -275,6 +283,7 @@ func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 			return t
 		}
 	}
+	c.arrived++
 	if max := c.env.MaxTabs; popup && max > 0 && len(c.tabs) >= max+c.opening {
 		n, cur := len(c.tabs), c.current
 		c.mu.Unlock()

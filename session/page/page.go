@@ -570,6 +570,7 @@ func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
 	}
 	t.cdpSess = s
 	t.watchDownloads(s)
+	t.watchWindowOpens(s)
 	t.watchWebMCP(s)
 	return s, nil
 }

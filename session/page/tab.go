@@ -92,6 +92,7 @@ type Tab struct {
 	hasTitle  bool
 	armed     armed
 	cdpSess   playwright.CDPSession
+	opens     []int // seq at each window the page asked to open (Page.windowOpen), the last few
 	targetID  string
 	emulation emulationState
 	lastNav   int                        // seq at the last main-frame navigation
