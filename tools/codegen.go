@@ -146,8 +146,9 @@ func (c *tabCall) codeSelectorLater(el *page.Element, target string, beside bool
 }
 
 // besideWait bounds the wait for a selector resolved beside an action, once
-// the action is over; it takes a round trip or two.
-const besideWait = time.Second
+// the action is over; it takes a round trip or two, which on a busy machine
+// took over a second (the code then named the ref).
+const besideWait = 3 * time.Second
 
 // lookupSecret is what to type for text (a secret's value for its name) and
 // how the code shows it.
