@@ -125,7 +125,7 @@ func targetSelector(t *Target) string {
 	}
 	sel := "internal:role=" + t.Role
 	if t.Name != "" {
-		sel += "[name=" + js(t.Name) + "i]"
+		sel += "[name=" + Flow(t.Name) + "i]"
 	}
 	if t.Count > 1 {
 		sel += fmt.Sprintf(" >> nth=%d", t.Nth)
@@ -136,11 +136,11 @@ func targetSelector(t *Target) string {
 // elementSelector is the selector of an expected element.
 func elementSelector(e Element) string {
 	if e.Text {
-		return "internal:role=" + e.Role + " >> internal:has-text=" + js(e.Label) + "i >> nth=0"
+		return "internal:role=" + e.Role + " >> internal:has-text=" + Flow(e.Label) + "i >> nth=0"
 	}
 	sel := "internal:role=" + e.Role
 	if e.Label != "" {
-		sel += "[name=" + js(e.Label) + "s]"
+		sel += "[name=" + Flow(e.Label) + "s]"
 	}
 	if e.Count > 1 || e.Label == "" {
 		sel += " >> nth=0"
@@ -221,10 +221,10 @@ func (p *plan) actionLines(lang codegen.Language, s Step) []string {
 	case "browser_wait_for":
 		var out []string
 		if t := str(s.Args["text"]); t != "" {
-			out = append(out, p.render(lang, codegen.Action{Name: "assertVisible", Selector: "internal:text=" + js(t) + "i >> nth=0"})...)
+			out = append(out, p.render(lang, codegen.Action{Name: "assertVisible", Selector: "internal:text=" + Flow(t) + "i >> nth=0"})...)
 		}
 		if t := str(s.Args["textGone"]); t != "" {
-			loc := "page." + codegen.AsLocator(lang, "internal:text="+js(t)+"i")
+			loc := "page." + codegen.AsLocator(lang, "internal:text="+Flow(t)+"i")
 			out = append(out, pick(lang, "await expect("+loc+").toHaveCount(0);", "expect("+loc+").to_have_count(0)", "assertThat("+loc+").hasCount(0);", "await Expect("+loc+").ToHaveCountAsync(0);"))
 		}
 		if len(out) == 0 {
@@ -250,7 +250,7 @@ func (p *plan) expectLines(lang codegen.Language, e expectations) []string {
 		acts = append(acts, codegen.Action{Name: "assertVisible", Selector: elementSelector(h)})
 	}
 	for _, t := range e.texts {
-		acts = append(acts, codegen.Action{Name: "assertVisible", Selector: "internal:text=" + js(t) + "i >> nth=0"})
+		acts = append(acts, codegen.Action{Name: "assertVisible", Selector: "internal:text=" + Flow(t) + "i >> nth=0"})
 	}
 	return append(out, p.render(lang, acts...)...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -14,13 +15,13 @@ func (p *plan) smoke() []byte {
 	var b bytes.Buffer
 	p.header(&b, "#")
 	fmt.Fprintf(&b, "# Replay: cloakbrowser-mcp smoke --junit junit.xml FILE (BASE=… to run against another origin)\n")
-	fmt.Fprintf(&b, "name: %s\n", js(p.o.Name))
+	fmt.Fprintf(&b, "name: %s\n", Flow(p.o.Name))
 	if p.base != "" {
-		fmt.Fprintf(&b, "env: {\"BASE\": %s}\n", js(p.base))
+		fmt.Fprintf(&b, "env: {\"BASE\": %s}\n", Flow(p.base))
 	}
 	b.WriteString("steps:\n")
 	for _, s := range p.steps {
-		fmt.Fprintf(&b, "  - name: %s # step %d of the session\n", js(p.baseVars(stepName(s))), s.N)
+		fmt.Fprintf(&b, "  - name: %s # step %d of the session\n", Flow(p.baseVars(stepName(s))), s.N)
 		for _, t := range append([]*Target{s.Target, s.EndTarget}, s.Fields...) {
 			if t != nil && t.Count > 1 && t.Role != "" {
 				fmt.Fprintf(&b, "    # %d elements are %s %q: nth %d is the one the agent used\n", t.Count, t.Role, t.Name, t.Nth)
@@ -28,25 +29,25 @@ func (p *plan) smoke() []byte {
 		}
 		fmt.Fprintf(&b, "    tool: %s\n", s.Tool)
 		if args := p.smokeArgs(s); len(args) > 0 {
-			fmt.Fprintf(&b, "    args: %s\n", js(args))
+			fmt.Fprintf(&b, "    args: %s\n", Flow(args))
 		}
 		e := p.expect(s)
 		var lines []string
 		if e.url != "" {
-			lines = append(lines, "url: "+js(p.varURL(e.url)))
+			lines = append(lines, "url: "+Flow(p.varURL(e.url)))
 		}
 		if e.title != "" {
-			lines = append(lines, "title: "+js(e.title))
+			lines = append(lines, "title: "+Flow(e.title))
 		}
 		if len(e.texts) > 0 {
-			lines = append(lines, "text: "+js(e.texts))
+			lines = append(lines, "text: "+Flow(e.texts))
 		}
 		if len(e.has) > 0 {
 			var has []map[string]any
 			for _, h := range e.has {
 				has = append(has, map[string]any{"role": h.Role, "name": h.Label})
 			}
-			lines = append(lines, "snapshot_has: "+js(has))
+			lines = append(lines, "snapshot_has: "+Flow(has))
 		}
 		if len(lines) > 0 {
 			b.WriteString("    expect:\n")
@@ -118,7 +119,7 @@ func (p *plan) smokeArgs(s Step) map[string]any {
 		for i, f := range fs {
 			m, ok := f.(map[string]any)
 			if ok && i < len(s.Fields) && s.Fields[i] != nil {
-				m = cloneMap(m)
+				m = maps.Clone(m)
 				m["target"] = smokeTarget(s.Fields[i])
 				fs[i] = m
 			}
@@ -179,16 +180,9 @@ func MapStrings(v any, f func(string) string) any {
 	return v
 }
 
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// js is v as JSON without HTML escaping: a YAML flow value.
-func js(v any) string {
+// Flow is v as JSON without HTML escaping: a one-line YAML flow value, as
+// scenarios are written (and smoke --update rewrites them).
+func Flow(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

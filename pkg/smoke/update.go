@@ -1,9 +1,7 @@
 package smoke
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -106,7 +104,7 @@ func Update(sc *Scenario, res *Result, w io.Writer) (int, error) {
 				fmt.Fprintf(w, "%s:%d: step %d: expect.%s is not on one \"%s: value\" line; update it by hand\n", sc.File, l, i+1, key, key)
 				return
 			}
-			nl := text[:len(text)-len(trimmed)] + key + ": " + flow(val)
+			nl := text[:len(text)-len(trimmed)] + key + ": " + recording.Flow(val)
 			if nl != text {
 				changes = append(changes, rewrite{line: l, old: text, new: nl})
 			}
@@ -155,13 +153,4 @@ func unexpand(observed, old string, vars map[string]string) string {
 		}
 	}
 	return observed
-}
-
-// flow is v as a one-line YAML flow value (JSON).
-func flow(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
 }
