@@ -83,6 +83,7 @@ func (g *Generation) filterOrigins(ctx context.Context) error {
 	if len(f.Allowed) == 0 && len(f.Blocked) == 0 {
 		return nil
 	}
+	g.Context.SetRouted(true)
 	handler := func(r playwright.Route) {
 		_ = page.Run(context.Background(), g.Context, "filter a request by origin", func() error {
 			if f.Blocks(r.Request().URL()) {

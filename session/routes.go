@@ -84,9 +84,22 @@ func (g *Generation) AddRoute(ctx context.Context, r Route) error {
 	err := page.Run(ctx, g.Context, "route "+r.Pattern, func() error { return g.bc.Route(r.Pattern, e.handler) })
 	if err != nil {
 		rt.take(func(x *routeEntry) bool { return x == e })
+		g.noteRouted()
 		return err
 	}
+	g.noteRouted()
 	return nil
+}
+
+// noteRouted tells the pages whether their requests are intercepted: a
+// route is listed or the session filters origins.
+func (g *Generation) noteRouted() {
+	rt := g.routes()
+	rt.mu.Lock()
+	n := len(rt.entries)
+	rt.mu.Unlock()
+	o := g.s.cfg.Context
+	g.Context.SetRouted(n > 0 || len(o.AllowedOrigins) > 0 || len(o.BlockedOrigins) > 0)
 }
 
 // answer handles one request matching e. Playwright waits for the handler
@@ -175,6 +188,7 @@ func (g *Generation) RemoveRoutes(ctx context.Context, pattern string) (int, err
 	if n == 0 {
 		return 0, nil
 	}
+	defer g.noteRouted()
 	if err := page.Run(ctx, g.Context, "unroute "+pattern, func() error { return g.bc.Unroute(pattern) }); err != nil {
 		return n, err
 	}
@@ -196,6 +210,7 @@ func (g *Generation) RemoveRoutes(ctx context.Context, pattern string) (int, err
 func (g *Generation) RemoveAllRoutes(ctx context.Context) (int, error) {
 	rt := g.routes()
 	n := rt.take(func(*routeEntry) bool { return true })
+	defer g.noteRouted()
 	if err := page.Run(ctx, g.Context, "unroute", func() error { return g.bc.UnrouteAll() }); err != nil {
 		return n, err
 	}

@@ -135,6 +135,12 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 	r, err := t.settleRead(ctx)
 	if te := (*TimeoutError)(nil); !errors.As(err, &te) && t.LastNavSeq() == navBefore && t.pendingSince(seq) == 0 {
 		t.roundTrip(ctx)
+		if t.c.routed.Load() && !t.startedSince(seq) {
+			// An intercepted request is announced once the browser
+			// paused it, which may come after the round trip (a click
+			// that fetched answered "no change" so once under load).
+			t.pollUntil(ctx, routedLag, func() bool { return t.startedSince(seq) || t.LastNavSeq() != navBefore })
+		}
 	}
 	if t.LastNavSeq() != navBefore {
 		t.pollUntil(ctx, loadMax, t.DOMReady)
@@ -151,12 +157,18 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 	}
 }
 
+// routedLag is how long Settle waits, after its round trip, for a request
+// the action started while requests are intercepted.
+const routedLag = 250 * time.Millisecond
+
 // roundTrip makes one bounded call into the page over Playwright's own
 // session, so events an action set off in the page (a request, a popup
 // opening, a navigation starting) have reached us before we look. The call
 // reads the title in Playwright's utility world: the page sees nothing.
 func (t *Tab) roundTrip(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	// The page answered the settle read just before: only a busy machine
+	// makes this take long.
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	_, _ = call(ctx, t.c, "round trip", stopOn{modal: t, busyOK: true}, func() (any, error) { return t.p.Title() })
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -87,7 +88,15 @@ type Context struct {
 	arrived int           // pages that came to addTab new (listed, or closed at once past MaxTabs)
 	opening int           // tabs NewTab and OpenTab are opening (MaxTabs)
 	modalCh chan struct{} // closed when a modal state opens on any tab
+
+	routed atomic.Bool // requests are intercepted (SetRouted)
 }
+
+// SetRouted says whether the context's requests go through routes of ours
+// (mocks, an origin filter). Playwright then announces a request only once
+// the browser has paused it for interception, which can come after the
+// round trip that ends an action: Settle waits a little longer for it.
+func (c *Context) SetRouted(on bool) { c.routed.Store(on) }
 
 // NewContext wraps bctx; its open pages become tabs (the last one opened
 // selected), and so does every page it opens later.
