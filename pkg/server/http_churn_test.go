@@ -154,9 +154,10 @@ func profilesIn(tmp string) []string {
 	return out
 }
 
-// TestHTTPSessionChurnWithBrowsers churns 200 sessions that each get a
-// BrowserContext in the shared browser ("context" isolation): afterwards no
-// session, context, goroutine, process or profile is left.
+// TestHTTPSessionChurnWithBrowsers churns 24 sessions, four at a time,
+// that each get a BrowserContext in the shared browser ("context"
+// isolation): afterwards no session, context, goroutine, process or profile
+// is left.
 func TestHTTPSessionChurnWithBrowsers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("launches a browser")
@@ -181,7 +182,7 @@ func TestHTTPSessionChurnWithBrowsers(t *testing.T) {
 	base := stableGoroutines()
 
 	start := time.Now()
-	const cycles, par = 60, 4
+	const cycles, par = 24, 4
 	churn(t, h, page, cycles, par)
 	elapsed := time.Since(start)
 	t.Logf("%d session cycles (%d at a time): %v, %v per cycle", cycles, par, elapsed, elapsed/cycles)
@@ -225,7 +226,7 @@ func TestHTTPSessionChurnWithBrowsersIsolated(t *testing.T) {
 	reg := h.Server.Sessions()
 
 	start := time.Now()
-	const cycles = 10
+	const cycles = 6
 	churn(t, h, page, cycles, 2)
 	t.Logf("%d browser-per-session cycles: %v", cycles, time.Since(start))
 

@@ -29,7 +29,7 @@ var stressSeed = flag.Uint64("stress.seed", 0, "seed of TestStressPopupsDialogsT
 
 const (
 	stressWorkers = 8
-	stressRounds  = 50
+	stressRounds  = 25
 	// stressCallTimeout bounds each call from the client's side. The server's
 	// own bounds are far below it (3 s actions, 8 s navigations here): a
 	// call that reaches it did not answer at all.
@@ -225,7 +225,7 @@ var tabLineRE = regexp.MustCompile(`(?m)^- \d+: `)
 // no browser process, profile or goroutine behind.
 func TestStressPopupsDialogsTabs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("launches a browser and runs 400 calls")
+		t.Skip("launches a browser and runs 200 calls")
 	}
 	leaks := goleak.IgnoreCurrent()
 	seed := *stressSeed
