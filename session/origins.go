@@ -73,14 +73,22 @@ func hostPort(u *url.URL) string {
 	}
 }
 
+// originFilter is the session's --allowed-origins / --blocked-origins.
+func (g *Generation) originFilter() OriginFilter {
+	o := g.s.cfg.Context
+	return OriginFilter{Allowed: o.AllowedOrigins, Blocked: o.BlockedOrigins}
+}
+
+// active reports whether f blocks anything (it has a list).
+func (f OriginFilter) active() bool { return len(f.Allowed) > 0 || len(f.Blocked) > 0 }
+
 // filterOrigins installs the session's origin filter on the generation's
 // context: one route for every URL that aborts blocked requests and passes
 // the others on (Fallback) to routes added earlier. Routes added later
 // (browser_route mocks) are consulted first, as in upstream.
 func (g *Generation) filterOrigins(ctx context.Context) error {
-	o := g.s.cfg.Context
-	f := OriginFilter{Allowed: o.AllowedOrigins, Blocked: o.BlockedOrigins}
-	if len(f.Allowed) == 0 && len(f.Blocked) == 0 {
+	f := g.originFilter()
+	if !f.active() {
 		return nil
 	}
 	g.Context.SetRouted(true)

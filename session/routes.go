@@ -81,13 +81,12 @@ func (g *Generation) AddRoute(ctx context.Context, r Route) error {
 	rt.mu.Lock()
 	rt.entries = append(rt.entries, e)
 	rt.mu.Unlock()
+	defer g.noteRouted()
 	err := page.Run(ctx, g.Context, "route "+r.Pattern, func() error { return g.bc.Route(r.Pattern, e.handler) })
 	if err != nil {
 		rt.take(func(x *routeEntry) bool { return x == e })
-		g.noteRouted()
 		return err
 	}
-	g.noteRouted()
 	return nil
 }
 
@@ -98,8 +97,7 @@ func (g *Generation) noteRouted() {
 	rt.mu.Lock()
 	n := len(rt.entries)
 	rt.mu.Unlock()
-	o := g.s.cfg.Context
-	g.Context.SetRouted(n > 0 || len(o.AllowedOrigins) > 0 || len(o.BlockedOrigins) > 0)
+	g.Context.SetRouted(n > 0 || g.originFilter().active())
 }
 
 // answer handles one request matching e. Playwright waits for the handler
