@@ -62,6 +62,27 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// leaseFreePort leases a loopback port that was free a moment before. Between
+// freePort's close and the lease another process (another test binary, an
+// outgoing connection's ephemeral port) can take it: then another port.
+func leaseFreePort(t testing.TB) *cdpproxy.Lease {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		l, err := cdpproxy.NewLeaser("127.0.0.1", strconv.Itoa(freePort(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease, err := l.Lease(t.Context())
+		if errors.Is(err, cdpproxy.ErrPortInUse) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lease
+	}
+}
+
 type cdpOpts struct {
 	// drv is the Playwright driver; if nil, the package's.
 	drv *driver.Driver
@@ -91,14 +112,7 @@ func newCDPSession(t testing.TB, o cdpOpts) *session.Session {
 	}
 	s := session.New(t.Name(), o.drv, cfg)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	l, err := cdpproxy.NewLeaser("127.0.0.1", strconv.Itoa(freePort(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease, err := l.Lease(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lease := leaseFreePort(t)
 	if err := s.EnableCDP(lease, cdpproxy.Config{}); err != nil {
 		t.Fatal(err)
 	}
