@@ -120,11 +120,31 @@ func isASCIISpace(r rune) bool {
 func (e *Element) Selector(ctx context.Context) (string, error) {
 	// Normalize asks the driver; it falls back to the selector as it is
 	// when the driver cannot resolve it.
-	loc, err := call(ctx, e.tab.c, "resolve the selector of "+e.Target, stopOn{modal: e.tab}, func() (playwright.Locator, error) { return e.loc.Normalize(), nil })
+	op := "resolve the selector of " + e.Target
+	normalize := func() (playwright.Locator, error) { return e.loc.Normalize(), nil }
+	loc, err := call(ctx, e.tab.c, op, stopOn{modal: e.tab}, normalize)
+	if errors.Is(err, ErrModal) && e.tab.onlyFileChoosers() {
+		// A file chooser (a click that opened one, while this was
+		// resolved beside it) does not block the page, as a dialog does:
+		// resolve past it, bounded like an action.
+		loc, err = call(ctx, e.tab.c, op, stopOn{bound: e.tab.c.env.ActionTimeout}, normalize)
+	}
 	if err != nil {
 		return "", err
 	}
 	return selectorOf(loc)
+}
+
+// onlyFileChoosers reports whether the tab's open modal states are all file
+// choosers (and there is one).
+func (t *Tab) onlyFileChoosers() bool {
+	ms := t.Modals()
+	for _, m := range ms {
+		if m.Kind != ModalFileChooser {
+			return false
+		}
+	}
+	return len(ms) > 0
 }
 
 // selectorOf reads a locator's selector. playwright-go has no accessor and
