@@ -91,7 +91,7 @@ func (g *Generation) filterOrigins(ctx context.Context) error {
 	if !f.active() {
 		return nil
 	}
-	g.Context.SetRouted(true)
+	g.noteRouted()
 	handler := func(r playwright.Route) {
 		_ = page.Run(context.Background(), g.Context, "filter a request by origin", func() error {
 			if f.Blocks(r.Request().URL()) {

@@ -77,17 +77,17 @@ var knownDetections = map[string]string{
 }
 
 // racyDetections are the checks the detector catches only sometimes, on a
-// busy machine, with the start of the detail they then give and why. They
+// busy machine, with the exact detail they then give and why. They
 // are logged, not failed; any other detail of theirs (a detection at
 // report time too) fails.
 var racyDetections = map[string]struct{ detail, why string }{
 	// A new renderer learns its window's screen rect in a message of its
 	// own, after the navigation that made it: when the machine is busy a
-	// small page's load event can run before it comes (3 of 30 loads with
-	// three test processes on 2 cores). Waiting, before the first
+	// small page's load event can run before it comes (5 of 90 and 6 of
+	// 48 loads with three test processes on 2 cores). Waiting, before the first
 	// navigation, until the blank page reads its size does not help (it
 	// always did; the site's page, in a renderer of its own, still read
-	// 0x0 at load 1 time in 24). A check after load sees the real size.
+	// 0x0 at load in 4 of 96). A check after load sees the real size.
 	"windowSize": {"load: outer 0x0", "the window's rect reached a new renderer after load"},
 }
 
