@@ -12,8 +12,9 @@ import (
 
 // evalValueCases are functions whose browser_evaluate answers are pinned
 // in testdata/golden/evaluate.values.txt: however the function is run (by
-// Playwright's evaluate today; over the tab's CDP session is planned, issue
-// 24), its result and errors read the same.
+// Playwright's evaluate from a stack of its own today, session/page's
+// detached; over the tab's CDP session is planned, issue 24), its result
+// and errors read the same.
 var evalValueCases = []struct{ name, fn string }{
 	{"integer", `() => 6 * 7`},
 	{"large integer", `() => 2 ** 53`},
@@ -53,6 +54,14 @@ var evalValueCases = []struct{ name, fn string }{
 	{"rejects", `async () => { throw new TypeError('bad type') }`},
 	{"syntax error", `() => {`},
 	{"reference error", `() => notDefinedAnywhere`},
+	// Statements are not an expression: the wrapped form does not parse,
+	// and the plain source runs (once).
+	{"statements", `window.__runs = (window.__runs || 0) + 1; const x = 2; x * 3`},
+	{"trailing line comment", `() => 4 // the answer`},
+	// A SyntaxError the function throws while running is its answer: it
+	// is not run again.
+	{"syntax error thrown", `() => { window.__runs = (window.__runs || 0) + 1; JSON.parse('{') }`},
+	{"each ran once", `() => window.__runs`},
 }
 
 // TestEvaluateValuesGolden: browser_evaluate's answers (the Result

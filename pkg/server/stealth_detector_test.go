@@ -65,11 +65,13 @@ func driveDetector(t *testing.T, c *mcptest.Client, srv *httptest.Server) map[st
 // with what is left to do. The test fails when one of them is no longer
 // detected (flip it: delete its row) and when anything else is.
 var knownDetections = map[string]string{
-	// TODO(issue 24, part E): browser_evaluate runs the agent's function
-	// through Playwright's UtilityScript, whose frames show in a stack
-	// the function (or a page function it calls) reads.
-	"stack:agent":  "evaluate over the tab's CDP session (no UtilityScript frames)",
-	"stack:report": "evaluate over the tab's CDP session (no UtilityScript frames)",
+	// TODO(issue 24): browser_evaluate runs the agent's function from a
+	// stack of its own (no UtilityScript frame, no async frame of
+	// Playwright's), but Playwright's evaluate still compiles it with an
+	// eval inside UtilityScript.evaluate, so each of its frames carries the
+	// origin "eval at evaluate (<anonymous>:…)".
+	"evalOrigin:agent":  "call the function over the tab's CDP session (Runtime.callFunctionOn compiles it with no eval)",
+	"evalOrigin:report": "call the function over the tab's CDP session (Runtime.callFunctionOn compiles it with no eval)",
 	// Input coordinates (wt-stealthw's part) pass already on Debian's
 	// Chromium: the screen coordinates of a trusted click are not its
 	// client coordinates. Drop is not driven here (browser_drop is not a

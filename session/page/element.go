@@ -269,11 +269,14 @@ func (e *Element) drop(files []InputFile, data map[string]string) error {
 }
 
 // Evaluate runs a JavaScript function on the element, (el[, arg]) => …, and
-// returns its JSON value. A dialog the script opens ends the wait with
+// returns its JSON value, with none of Playwright's frames in a stack the
+// page reads (see detached). A dialog the script opens ends the wait with
 // ErrModal.
 func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
-	return watched(ctx, e.tab, "evaluate on "+e.Target, func() (any, error) { return e.loc.Evaluate(fn, arg) })
+	return e.tab.evaluateDetached(ctx, fn, func(src string) (any, error) {
+		return watched(ctx, e.tab, "evaluate on "+e.Target, func() (any, error) { return e.loc.Evaluate(src, arg) })
+	})
 }
 
 // AISnapshot is the AI snapshot of the element's subtree.

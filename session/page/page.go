@@ -438,13 +438,14 @@ func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 }
 
 // Evaluate runs a JavaScript function (or expression) in the page with an
-// optional argument and returns its JSON value. A dialog the script opens
-// ends the wait with ErrModal.
+// optional argument and returns its JSON value, with none of Playwright's
+// frames in a stack the page reads (see detached). A dialog the script
+// opens ends the wait with ErrModal.
 func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) {
 	// A script can change what the watch does not see (style rules, a
 	// custom element's internals): the next snapshot is taken afresh.
 	defer t.invalidateWatch()
-	return t.evaluate(ctx, "evaluate", fn, arg...)
+	return t.evaluateDetached(ctx, fn, func(src string) (any, error) { return t.evaluate(ctx, "evaluate", src, arg...) })
 }
 
 // Read runs a function of ours that only reads the page (its size, the
