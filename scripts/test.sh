@@ -12,8 +12,9 @@
 #             test binary with one shared driver and one shared browser;
 #             pkg/server's tests run in $SHARDS concurrent processes, the
 #             other packages beside them, and the concurrency and stress
-#             tests (race_tests) under -race beside those; then the largest
-#             snapshot tests (solo_tests) alone
+#             tests (race_tests) under -race beside those (started before
+#             the build: their binaries are the unit tier's); then the
+#             largest snapshot tests (solo_tests) alone
 #   conformance  the official MCP conformance suite over Streamable HTTP
 #
 # The graph is built twice: with the race detector (vet, the unit tier, the
@@ -57,6 +58,7 @@ summary() {
   sed 's/^/  /' "$logs/timings" >&2 2>/dev/null || true
 }
 fail() {
+  if [ -n "${race_pid:-}" ]; then kill "$race_pid" 2>/dev/null || true; fi
   summary
   echo "FAIL: $1" >&2
   exit 1
@@ -147,8 +149,8 @@ browser_packages() {
 }
 
 # browser runs pkg/server's top-level tests (but the race set) in $shards
-# processes, the other packages' in one more and the race set in one more,
-# all at once, and prints each log when all have ended.
+# processes and the other packages' in one more, beside the race set
+# (started before the build), and prints each log when all have ended.
 browser() {
   local tests others pids=() names=() status=0 i t
   mapfile -t tests < <(go test -list '.*' "$server" | grep -E '^(Test|Example)' | grep -Ev "$race_tests" | grep -Ev "$solo_tests" |
@@ -166,8 +168,7 @@ browser() {
     lists[min]+="${lists[min]:+|}$t"
   done
   others=$(browser_packages | grep -vx "github.com/cloakmcp/cloakbrowser-mcp/pkg/server")
-  go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" $(browser_packages) >"$logs/race" 2>&1 &
-  pids+=($!) names+=(race)
+  pids+=("$race_pid") names+=(race)
   go test -count=1 -timeout "$timeout" -skip "$race_tests" "$@" $others >"$logs/others" 2>&1 &
   pids+=($!) names+=(others)
   for ((i = 0; i < shards; i++)); do
@@ -209,8 +210,12 @@ background deps deps
 background conformance_install conformance_install
 timed lint lint || fail lint
 timed unit unit || fail unit
-timed build build || fail build
 join deps
+# The race set needs no compile (the unit tier built its binaries): it
+# starts now, beside the plain build, and browser waits for it.
+go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" $(browser_packages) >"$logs/race" 2>&1 &
+race_pid=$!
+timed build build || fail build
 timed browser browser "$@" || fail browser
 join conformance_install
 timed conformance conformance || fail conformance
