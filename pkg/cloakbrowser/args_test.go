@@ -1,10 +1,16 @@
 package cloakbrowser
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/driver"
 )
 
 func TestStealthArgs(t *testing.T) {
@@ -136,5 +142,58 @@ func TestHeadfulUserAgent(t *testing.T) {
 	}
 	if got, changed := HeadfulUserAgent(got); changed || strings.Contains(got, "Headless") {
 		t.Errorf("a headed UA changed: %q", got)
+	}
+}
+
+func TestLaunchArgsKeepPlaywrightsFeatureLists(t *testing.T) {
+	lists := func(args []string) (enable, disable []string) {
+		for _, a := range args {
+			name, v, _ := strings.Cut(a, "=")
+			switch name {
+			case "--enable-features":
+				enable = append(enable, v)
+			case "--disable-features":
+				disable = append(disable, v)
+			}
+		}
+		return enable, disable
+	}
+	bin := BinaryInfo{Engine: EngineChromium}
+	// Without lists of the user's, Playwright's own stand: none is passed.
+	if en, dis := lists(LaunchArgs(bin, LaunchOptions{})); en != nil || dis != nil {
+		t.Errorf("no user lists: got --enable-features %q, --disable-features %q", en, dis)
+	}
+	en, dis := lists(LaunchArgs(bin, LaunchOptions{ExtraArgs: []string{"--disable-features=IsolateOrigins,site-per-process", "--enable-features=Mine"}}))
+	wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "IsolateOrigins", "site-per-process"), ",")
+	if len(dis) != 1 || dis[0] != wantDis {
+		t.Errorf("--disable-features = %q, want one list %q", dis, wantDis)
+	}
+	if !slices.Equal(en, []string{playwrightEnabledFeatures + ",Mine"}) {
+		t.Errorf("--enable-features = %q, want one list with Playwright's first", en)
+	}
+}
+
+// TestPlaywrightFeatureLists: the feature lists LaunchArgs merges a user's
+// into are the installed driver's own (its chromiumSwitches).
+func TestPlaywrightFeatureLists(t *testing.T) {
+	testtier.BrowserTier(t)
+	o := driver.Options{}.Resolved()
+	src, err := os.ReadFile(filepath.Join(o.Dir, "package", "lib", "coreBundle.js"))
+	if err != nil {
+		t.Fatalf("the installed driver's bundle: %v (install it: go run ./cmd/cloakbrowser-mcp install --driver-only)", err)
+	}
+	m := regexp.MustCompile(`(?s)disabledFeatures = \[(.*?)\]\.filter\(Boolean\)`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("no disabledFeatures list in coreBundle.js: Playwright's chromiumSwitches changed; read it and update playwrightDisabledFeatures")
+	}
+	var got []string
+	for _, q := range regexp.MustCompile(`(?m)^\s*"([^"]+)",?\s*$`).FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	if !slices.Equal(got, playwrightDisabledFeatures) {
+		t.Errorf("Playwright %s disables %q; playwrightDisabledFeatures is %q", driver.PlaywrightVersion, got, playwrightDisabledFeatures)
+	}
+	if !strings.Contains(string(src), `"--enable-features=`+playwrightEnabledFeatures+`"`) {
+		t.Errorf("Playwright %s does not pass --enable-features=%s: update playwrightEnabledFeatures", driver.PlaywrightVersion, playwrightEnabledFeatures)
 	}
 }

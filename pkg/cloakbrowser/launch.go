@@ -56,18 +56,38 @@ func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 		args = append(args, WindowArgs(bin, *o.Window, o.Headless)...)
 	}
 	args = append(args, keepPagesOffInternalPorts(o.ExtraArgs)...)
-	if slices.ContainsFunc(args, func(a string) bool { return flagName(a) == "--enable-features" }) {
-		// Playwright passes --enable-features=CDPScreenshotNewSurface
-		// before our flags, and Chromium reads the last occurrence only:
-		// a list of ours carries Playwright's value too.
-		args = append([]string{"--enable-features=" + playwrightFeatures}, args...)
+	// Playwright passes its own --enable-features and --disable-features
+	// lists before our flags, and Chromium reads the last occurrence only:
+	// a list of ours carries Playwright's values too. (Without them a
+	// user's --disable-features=X would turn back on, among others,
+	// HTTPS upgrades of http:// URLs and the redirect handling that request
+	// interception needs.)
+	for _, l := range []struct{ flag, value string }{
+		{"--enable-features", playwrightEnabledFeatures},
+		{"--disable-features", strings.Join(playwrightDisabledFeatures, ",")},
+	} {
+		if slices.ContainsFunc(args, func(a string) bool { return flagName(a) == l.flag }) {
+			args = append([]string{l.flag + "=" + l.value}, args...)
+		}
 	}
 	return DedupeArgs(args)
 }
 
-// playwrightFeatures is the --enable-features value Playwright 1.64 passes
-// by default (chromiumSwitches).
-const playwrightFeatures = "CDPScreenshotNewSurface"
+// playwrightEnabledFeatures is the --enable-features value the pinned
+// Playwright passes by default (chromiumSwitches).
+const playwrightEnabledFeatures = "CDPScreenshotNewSurface"
+
+// playwrightDisabledFeatures is the --disable-features list the pinned
+// Playwright passes by default (chromiumSwitches' disabledFeatures);
+// TestPlaywrightFeatureLists compares both with the installed driver.
+var playwrightDisabledFeatures = []string{
+	"AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "DialMediaRouteProvider",
+	"GlobalMediaControls", "HttpsUpgrades", "LensOverlay", "MediaRouter", "PaintHolding",
+	"ThirdPartyStoragePartitioning", "BlockOriginHeaderModificationOnRedirect",
+	"AvoidCorsURLLoaderRestartOnRedirect", "Translate", "AutoDeElevate", "OptimizationHints",
+	"NetworkTimeServiceQuerying", "AimEnabled", "msForceBrowserSignIn",
+	"msEdgeUpdateLaunchServicesPreferredVersion",
+}
 
 // listFlags take a comma-separated list that Chromium reads from one
 // occurrence only: DedupeArgs merges their values instead of keeping the
