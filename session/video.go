@@ -175,8 +175,10 @@ func (g *Generation) videoTabOpened(t *page.Tab) {
 }
 
 // StopVideo stops the recording and saves each page's video through the
-// Save of StartVideo, in the order the pages' recordings started. A page
-// closed before the stop has no video (Playwright drops it with the page).
+// Save of StartVideo, in the order the pages' recordings started. A tab
+// closed through CloseTab has its video (it was stopped before the close);
+// a page that closed by itself has none (Playwright drops it with the
+// page).
 func (g *Generation) StopVideo(ctx context.Context) ([]VideoFile, error) {
 	g.mu.Lock()
 	v := g.state.video
@@ -205,8 +207,8 @@ func (g *Generation) stopVideo(ctx context.Context, v *Video) []VideoFile {
 	var files []VideoFile
 	for i, r := range recs {
 		f := VideoFile{Tab: r.Tab.ID}
-		if r.Tab.Closed() {
-			f.Err = fmt.Errorf("tab %d was closed while it was recorded: Playwright drops the video of a closed page", r.Tab.ID)
+		if r.Tab.Closed() && !r.Saved() {
+			f.Err = fmt.Errorf("tab %d closed by itself while it was recorded: Playwright drops the video of a page that closes", r.Tab.ID)
 		} else if err := r.Stop(ctx); err != nil {
 			f.Err = fmt.Errorf("stop the video of tab %d: %w", r.Tab.ID, err)
 		} else {
@@ -274,4 +276,23 @@ func (g *Generation) startRecordVideo(ctx context.Context) error {
 			})
 		},
 	})
+}
+
+// CloseTab closes t; while a video runs, t's recording is stopped first, so
+// that its video is kept (Playwright drops the video of a closed page) and
+// saved with the others when the video stops.
+func (g *Generation) CloseTab(ctx context.Context, t *page.Tab) error {
+	g.mu.Lock()
+	v := g.state.video
+	g.mu.Unlock()
+	if v != nil {
+		for _, r := range v.recordings() {
+			if r.Tab == t {
+				if err := r.Stop(ctx); err != nil {
+					g.s.log.Warn().Err(err).Int("tab", t.ID).Msg("stop the video of a tab before closing it")
+				}
+			}
+		}
+	}
+	return t.Close(ctx)
 }

@@ -77,7 +77,7 @@ func tabsTool(ctx context.Context, env *Env, args Args) *Response {
 					return err
 				}
 			}
-			if err := t.Close(ctx); err != nil {
+			if err := g.CloseTab(ctx, t); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
@@ -64,6 +65,45 @@ func TestVideoRecording(t *testing.T) {
 		t.Fatalf("no action callout in the video: the top-left strip's darkest frame is %d, the last %d (frames: %v)", darkest, last, strip)
 	}
 	must(t, c, "browser_stop_video", nil, "No videos were recorded.")
+}
+
+// TestVideoTabsClosedWhileRecorded: a tab the agent closes while a video
+// runs keeps its video (stopped before the close); a page that closes by
+// itself loses its video, and the answer names the tab and why.
+func TestVideoTabsClosedWhileRecorded(t *testing.T) {
+	c, _ := familyServer(t)
+	srv := familyPages(t)
+	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	must(t, c, "browser_start_video", map[string]any{"filename": "tabs"}, "Video recording started.")
+	must(t, c, "browser_tabs", map[string]any{"action": "new", "url": srv.URL + "/families.html"}, "Families")
+	must(t, c, "browser_tabs", map[string]any{"action": "select", "index": 0}, "")
+	// A popup the page opens, and later closes: not through our tools.
+	c.MustCall(t, "browser_evaluate", map[string]any{"function": "() => { window.__popup = window.open(location.href); }"})
+	testtier.Eventually(t, 10*time.Second, "the popup in the tab list", func() bool {
+		return strings.Count(c.MustCall(t, "browser_tabs", map[string]any{"action": "list"}), "[Families]") == 3
+	})
+	time.Sleep(time.Second) // a second of frames for each page
+	must(t, c, "browser_tabs", map[string]any{"action": "close", "index": 1}, "")
+	must(t, c, "browser_tabs", map[string]any{"action": "select", "index": 0}, "")
+	c.MustCall(t, "browser_evaluate", map[string]any{"function": "() => { window.__popup.close(); }"})
+	testtier.Eventually(t, 10*time.Second, "the popup the page closed to leave the tab list", func() bool {
+		return strings.Count(c.MustCall(t, "browser_tabs", map[string]any{"action": "list"}), "[Families]") == 1
+	})
+	res := mcptest.Text(c.Call(t, "browser_stop_video", nil))
+	links := linkRE.FindAllStringSubmatch(res, -1)
+	if len(links) != 2 {
+		t.Fatalf("want the videos of the first tab and of the tab the agent closed, got %d links:\n%s", len(links), res)
+	}
+	for _, m := range links {
+		p, err := filepath.Abs(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := probeDuration(t, p); d < 0.5 {
+			t.Errorf("%s lasts %.2f s; want the second each page was shown", p, d)
+		}
+	}
+	wantIn(t, "stop video", res, "closed by itself while it was recorded")
 }
 
 // frameLumas is the mean gray level (0-255) of the region crop selects

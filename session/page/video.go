@@ -2,6 +2,7 @@ package page
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -30,10 +31,14 @@ type Recording struct {
 	// path of the lifecycle's, never one an agent named.
 	Path string
 	sc   playwright.Screencast
+
+	mu      sync.Mutex
+	stopped bool
+	stopErr error
 }
 
 // StartRecording starts recording the tab's page into path, saved there by
-// Stop (or lost with the page if it closes first).
+// Stop (or lost with the page if it closes first: see Generation.CloseTab).
 func (t *Tab) StartRecording(ctx context.Context, path string, o VideoOptions) (*Recording, error) {
 	return call(ctx, t.c, "start video", stopOn{}, func() (*Recording, error) {
 		sc, err := t.p.Screencast()
@@ -54,9 +59,23 @@ func (t *Tab) StartRecording(ctx context.Context, path string, o VideoOptions) (
 	})
 }
 
-// Stop ends the recording and saves the video to r.Path.
+// Stop ends the recording and saves the video to r.Path. A second Stop
+// returns the first one's answer.
 func (r *Recording) Stop(ctx context.Context) error {
-	return run(ctx, r.Tab.c, "stop video", stopOn{}, r.sc.Stop)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stopped {
+		r.stopErr = run(ctx, r.Tab.c, "stop video", stopOn{}, r.sc.Stop)
+		r.stopped = true
+	}
+	return r.stopErr
+}
+
+// Saved reports whether Stop saved the video to r.Path.
+func (r *Recording) Saved() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped && r.stopErr == nil
 }
 
 // ShowChapter shows Playwright's chapter card (the title, and description
