@@ -28,6 +28,9 @@ type VideoOptions struct {
 	// Cursor draws an animated pointer travelling to each action point
 	// (Playwright's action annotation without titles, 800 ms per action).
 	Cursor bool
+	// Actions, if set, annotates each action on every page recorded
+	// (contextOptions.recordVideo.showActions); it replaces Cursor.
+	Actions *page.ActionOptions
 	// Save keeps the video of the n-th page recorded (counting from 0): it
 	// reads the video and returns where it put it. Required.
 	Save func(n int, video io.Reader) (string, error)
@@ -134,7 +137,11 @@ func (g *Generation) recordTab(ctx context.Context, v *Video, t *page.Tab) error
 	if err != nil {
 		return err
 	}
-	if v.opts.Cursor {
+	if a := v.opts.Actions; a != nil {
+		if err := t.ShowActions(ctx, *a); err != nil {
+			g.s.log.Debug().Err(err).Int("tab", t.ID).Msg("annotate the actions of the recorded tab")
+		}
+	} else if v.opts.Cursor {
 		// As upstream: the pointer without titles, paced for travel.
 		_ = t.ShowActions(ctx, page.ActionOptions{Cursor: "pointer", Duration: 800 * time.Millisecond, TitleStyle: "display: none"})
 	}
@@ -248,6 +255,10 @@ type RecordVideo struct {
 	Dir string
 	// Size is the frame size; nil for Playwright's.
 	Size *page.Size
+	// FPS is the frame rate; 0 for Playwright's.
+	FPS int
+	// Actions, if set, annotates each action (showActions).
+	Actions *page.ActionOptions
 }
 
 // startRecordVideo starts the recording of contextOptions.recordVideo on a
@@ -260,7 +271,8 @@ func (g *Generation) startRecordVideo(ctx context.Context) error {
 	base := filepath.Join(rv.Dir, outdir.Stamped("video", ".webm"))
 	s := g.s
 	return g.StartVideo(ctx, VideoOptions{
-		VideoOptions: page.VideoOptions{Size: rv.Size},
+		VideoOptions: page.VideoOptions{Size: rv.Size, FPS: rv.FPS},
+		Actions:      rv.Actions,
 		Save: func(n int, r io.Reader) (string, error) {
 			if s.cfg.OutputDir == "" {
 				return "", errors.New("not saved: the server has no output directory")

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,36 @@ type RecordVideo struct {
 	// Size is the videos' frame size. If nil, the page's viewport scaled
 	// down to fit 800x800, as Playwright.
 	Size *VideoSize `json:"size"`
+	// FPS is the frame rate, 1 to 60; 0 for Playwright's 25.
+	FPS int `json:"fps"`
+	// ShowActions, if set, annotates each action in the videos
+	// (Playwright's showActions).
+	ShowActions *VideoActions `json:"showActions"`
+}
+
+// VideoActions is recordVideo.showActions: Playwright's action
+// annotations. Zero values are Playwright's (500 ms, top-right, 24 px, a
+// pointer cursor, no point or highlight decoration).
+type VideoActions struct {
+	// Duration is how long each annotation shows, in milliseconds.
+	Duration float64 `json:"duration"`
+	// Position is top-left, top, top-right, bottom-left, bottom or
+	// bottom-right.
+	Position string `json:"position"`
+	// FontSize is the title's font size in pixels.
+	FontSize int `json:"fontSize"`
+	// Cursor is "pointer" or "none".
+	Cursor string `json:"cursor"`
+	// Style holds CSS declarations of the decorations.
+	Style *VideoActionStyle `json:"style"`
+}
+
+// VideoActionStyle is showActions.style: CSS declarations of the action
+// point's marker, the target's box and the action title.
+type VideoActionStyle struct {
+	Point     string `json:"point"`
+	Highlight string `json:"highlight"`
+	Title     string `json:"title"`
 }
 
 // VideoSize is a video's frame size in pixels.
@@ -627,8 +658,9 @@ func redactURL(s string) string {
 	return u.String()
 }
 
-// checkRecordVideo validates browser.contextOptions.recordVideo: only dir
-// and size, a positive size, a dir inside the output directory.
+// checkRecordVideo validates browser.contextOptions.recordVideo: only dir,
+// size, fps and showActions, a positive size, a dir inside the output
+// directory.
 func checkRecordVideo(raw json.RawMessage, rv *RecordVideo) error {
 	if rv == nil {
 		return nil
@@ -637,7 +669,13 @@ func checkRecordVideo(raw json.RawMessage, rv *RecordVideo) error {
 	if err := json.Unmarshal(raw, &keys); err != nil {
 		return fmt.Errorf("browser.contextOptions.recordVideo must be an object such as {\"dir\": \"videos\"}")
 	}
-	if err := unknownKey("browser.contextOptions.recordVideo", keys, []string{"dir", "size"}); err != nil {
+	if err := unknownKey("browser.contextOptions.recordVideo", keys, []string{"dir", "size", "fps", "showActions"}); err != nil {
+		return err
+	}
+	if rv.FPS < 0 || rv.FPS > 60 {
+		return fmt.Errorf("browser.contextOptions.recordVideo.fps=%d: must be 1 to 60", rv.FPS)
+	}
+	if err := checkVideoActions(keys["showActions"], rv.ShowActions); err != nil {
 		return err
 	}
 	if s := rv.Size; s != nil && (s.Width <= 0 || s.Height <= 0 || s.Width > 8192 || s.Height > 8192) {
@@ -645,6 +683,47 @@ func checkRecordVideo(raw json.RawMessage, rv *RecordVideo) error {
 	}
 	if d := rv.Dir; d != "" && (strings.ContainsRune(d, 0) || !filepath.IsAbs(d) && !filepath.IsLocal(filepath.Clean(d))) {
 		return fmt.Errorf("browser.contextOptions.recordVideo.dir=%q: must be a directory inside the output directory (--output-dir), e.g. \"videos\"", d)
+	}
+	return nil
+}
+
+// checkVideoActions validates recordVideo.showActions against Playwright's
+// values, with the bounds browser_video_show_actions has.
+func checkVideoActions(raw json.RawMessage, a *VideoActions) error {
+	if a == nil {
+		return nil
+	}
+	const where = "browser.contextOptions.recordVideo.showActions"
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return fmt.Errorf("%s must be an object such as {\"position\": \"top-left\"}", where)
+	}
+	if err := unknownKey(where, keys, []string{"duration", "position", "fontSize", "cursor", "style"}); err != nil {
+		return err
+	}
+	if a.Duration < 0 || a.Duration > 60_000 {
+		return fmt.Errorf("%s.duration=%v: must be 1 to 60000 milliseconds", where, a.Duration)
+	}
+	if a.Position != "" && !slices.Contains([]string{"top-left", "top", "top-right", "bottom-left", "bottom", "bottom-right"}, a.Position) {
+		return fmt.Errorf("%s.position=%q: must be top-left, top, top-right, bottom-left, bottom or bottom-right", where, a.Position)
+	}
+	if a.FontSize < 0 || a.FontSize > 200 {
+		return fmt.Errorf("%s.fontSize=%d: must be 1 to 200 pixels", where, a.FontSize)
+	}
+	if a.Cursor != "" && a.Cursor != "pointer" && a.Cursor != "none" {
+		return fmt.Errorf("%s.cursor=%q: must be \"pointer\" or \"none\"", where, a.Cursor)
+	}
+	if st := a.Style; st != nil {
+		var sk map[string]json.RawMessage
+		_ = json.Unmarshal(keys["style"], &sk)
+		if err := unknownKey(where+".style", sk, []string{"point", "highlight", "title"}); err != nil {
+			return err
+		}
+		for _, css := range []string{st.Point, st.Highlight, st.Title} {
+			if strings.ContainsAny(css, "<>") || len(css) > 1000 {
+				return fmt.Errorf("%s.style values must be inline CSS declarations of at most 1000 bytes, e.g. \"outline: 2px solid #333\"", where)
+			}
+		}
 	}
 	return nil
 }

@@ -154,7 +154,14 @@ func TestRecordVideoOptions(t *testing.T) {
 		{name: "absolute dir", json: `{"recordVideo": {"dir": "/srv/out/videos"}}`},
 		{name: "escaping dir", json: `{"recordVideo": {"dir": "../videos"}}`, err: "inside the output directory"},
 		{name: "zero size", json: `{"recordVideo": {"size": {"width": 0, "height": 360}}}`, err: "1 to 8192"},
-		{name: "unknown key", json: `{"recordVideo": {"showActions": {}}}`, err: "recordVideo.showActions is not supported"},
+		{name: "fps and showActions", json: `{"recordVideo": {"fps": 10, "showActions": {"duration": 800, "position": "bottom", "fontSize": 18, "cursor": "none", "style": {"title": "color: red"}}}}`},
+		{name: "unknown key", json: `{"recordVideo": {"quality": 1}}`, err: "recordVideo.quality is not supported"},
+		{name: "fps too high", json: `{"recordVideo": {"fps": 120}}`, err: "fps=120: must be 1 to 60"},
+		{name: "unknown position", json: `{"recordVideo": {"showActions": {"position": "middle"}}}`, err: "showActions.position=\"middle\""},
+		{name: "unknown cursor", json: `{"recordVideo": {"showActions": {"cursor": "hand"}}}`, err: "showActions.cursor=\"hand\""},
+		{name: "markup in a style", json: `{"recordVideo": {"showActions": {"style": {"title": "</style>"}}}}`, err: "inline CSS declarations"},
+		{name: "unknown style key", json: `{"recordVideo": {"showActions": {"style": {"cursor": "x"}}}}`, err: "showActions.style.cursor is not supported"},
+		{name: "showActions not an object", json: `{"recordVideo": {"showActions": true}}`, err: "must be an object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config

@@ -348,9 +348,16 @@ func (s *Server) sessionConfigOf(cfg config.Config) session.Config {
 		sc.Context.Proxy = &session.Proxy{Server: c.ProxyServer, Bypass: c.ProxyBypass, Username: c.Launch.ProxyUsername, Password: c.Launch.ProxyPassword}
 	}
 	if rv := x.RecordVideo; rv != nil {
-		sc.RecordVideo = &session.RecordVideo{Dir: s.recordVideoDir}
+		sc.RecordVideo = &session.RecordVideo{Dir: s.recordVideoDir, FPS: rv.FPS}
 		if rv.Size != nil {
 			sc.RecordVideo.Size = &page.Size{Width: rv.Size.Width, Height: rv.Size.Height}
+		}
+		if a := rv.ShowActions; a != nil {
+			o := &page.ActionOptions{Duration: time.Duration(a.Duration * float64(time.Millisecond)), Position: a.Position, Cursor: a.Cursor, FontSize: a.FontSize}
+			if st := a.Style; st != nil {
+				o.PointStyle, o.HighlightStyle, o.TitleStyle = st.Point, st.Highlight, st.Title
+			}
+			sc.RecordVideo.Actions = o
 		}
 	}
 	sc.Launch = session.LaunchOptions{Env: c.Launch.Env, SlowMo: c.Launch.SlowMo, IgnoreDefaultArgs: c.Launch.IgnoreDefaultArgs}

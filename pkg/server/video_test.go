@@ -134,21 +134,37 @@ func TestVideoWithoutFFmpeg(t *testing.T) {
 // records from the start; closing the browser saves the video into dir.
 func TestDropinRecordVideo(t *testing.T) {
 	cfgFile := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(cfgFile, []byte(`{"browser": {"contextOptions": {"recordVideo": {"dir": "videos", "size": {"width": 320, "height": 240}}}}}`), 0o644); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(`{"browser": {"contextOptions": {"recordVideo": {"dir": "videos", "size": {"width": 640, "height": 360}, "fps": 10, "showActions": {"position": "top-left", "duration": 1500}}}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, out := inProcess(t, "--config", cfgFile)
 	srv := familyPages(t)
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
 	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
+	time.Sleep(2 * time.Second) // the callout's 1.5 s, then frames without it
 	c.MustCall(t, "browser_close", nil)
 	var files []string
 	testtier.Eventually(t, 30*time.Second, "a video in the recordVideo dir after the browser closed", func() bool {
 		files, _ = filepath.Glob(filepath.Join(out, "videos", "video-*.webm"))
 		return len(files) > 0
 	})
-	if d := probeDuration(t, files[0]); d <= 0 {
+	d := probeDuration(t, files[0])
+	if d <= 0 {
 		t.Fatalf("video lasts %.2f s", d)
+	}
+	// fps 10, not Playwright's 25.
+	strip := frameLumas(t, files[0], "crop=160:16:0:0")
+	if fps := float64(len(strip)) / d; fps < 5 || fps > 15 {
+		t.Errorf("%d frames in %.2f s (%.1f per second); want about 10 per second", len(strip), d, fps)
+	}
+	// showActions: the click's callout at the top left, as in
+	// TestVideoRecording.
+	darkest := 255
+	for _, l := range strip {
+		darkest = min(darkest, l)
+	}
+	if last := strip[len(strip)-1]; darkest+40 > last {
+		t.Fatalf("no action callout in the video: the top-left strip's darkest frame is %d, the last %d (frames: %v)", darkest, last, strip)
 	}
 }
 

@@ -8,17 +8,20 @@ import (
 
 // detached wraps an agent's function (or expression) so that Playwright's
 // evaluate runs it from a stack of its own. Playwright calls it from its
-// UtilityScript (UtilityScript.evaluate and the script's own frames), and a
-// page that reads an error stack — the function's own, or one that a page
-// function it calls creates — sees those frames: the best-known tell of
-// Playwright. Here the source is evaluated and called after an await, in
-// the continuation of an async arrow that nothing on UtilityScript's side
-// awaits (the synchronous wrapper returns its promise): the stack holds the
+// UtilityScript (UtilityScript.evaluate, and an async frame of the script
+// awaiting a promise), and a page that reads an error stack — the
+// function's own, or one that a page function it calls creates — sees those
+// frames: the best-known tell of Playwright. The wrapper returns a thenable
+// instead; Playwright's await calls its then, which starts an async arrow
+// that evaluates and calls the source after an await. Nothing awaits that
+// arrow (its result goes through then's resolve), so the stack holds the
 // agent's frames and the arrow's, and V8's async stack trace ends there.
-// The await of undefined makes no call the page can see; the value is the
-// same (Playwright awaits a returned promise either way), a throw becomes
-// the same error, and a dialog the function opens still opens during the
-// call.
+// The await of undefined and the thenable make no call the page can see
+// (no global, no prototype method); the value is the same (Playwright
+// awaits a returned promise either way), a throw becomes the same error,
+// and a dialog the function opens still opens during the call. What stays
+// is the eval origin of the compiled source ("eval at evaluate"): Playwright
+// compiles it with an eval inside UtilityScript.evaluate.
 //
 // The source goes in a parenthesised expression, so a statement list
 // ("const x = 1; x", which Playwright's eval takes) does not parse:

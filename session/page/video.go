@@ -108,6 +108,8 @@ type ActionOptions struct {
 	Position string
 	// Cursor is "pointer" or "none".
 	Cursor string
+	// FontSize is the title's font size in pixels; 0 for Playwright's.
+	FontSize int
 	// PointStyle, HighlightStyle and TitleStyle are CSS declarations of
 	// the action point marker, the target's box and the action title.
 	PointStyle, HighlightStyle, TitleStyle string
@@ -128,6 +130,9 @@ func (t *Tab) ShowActions(ctx context.Context, o ActionOptions) error {
 	if o.Cursor != "" {
 		c := playwright.ScreencastCursor(o.Cursor)
 		opts.Cursor = &c
+	}
+	if o.FontSize > 0 {
+		opts.FontSize = playwright.Int(o.FontSize)
 	}
 	if o.PointStyle != "" || o.HighlightStyle != "" || o.TitleStyle != "" {
 		st := &playwright.ScreencastActionStyle{}
