@@ -17,8 +17,10 @@ import (
 // arrow (its result goes through then's resolve), so the stack holds the
 // agent's frames and the arrow's, and V8's async stack trace ends there.
 // The await of undefined and the thenable make no call the page can see
-// (no global, no prototype method); the value is the same (Playwright
-// awaits a returned promise either way), a throw becomes the same error,
+// (no global, no prototype method); a promise the function returns is
+// awaited in the arrow as UtilityScript awaits it (no lookup of its then,
+// which a page may have patched), so the value is the same, a throw or a
+// rejection becomes the same error,
 // and a dialog the function opens still opens during the call. What stays
 // is the eval origin of the compiled source ("eval at evaluate"): Playwright
 // compiles it with an eval inside UtilityScript.evaluate.
@@ -27,7 +29,7 @@ import (
 // ("const x = 1; x", which Playwright's eval takes) does not parse:
 // evaluateDetached then runs the plain source.
 func detached(fn string) string {
-	return "(...args) => ({ then(resolve, reject) { (async () => { await undefined; try { const f = (" + fn + "\n); resolve(typeof f === 'function' ? f(...args) : f); } catch (e) { reject(e); } })(); } })"
+	return "(...args) => ({ then(resolve, reject) { (async () => { await undefined; try { const f = (" + fn + "\n); resolve(await (typeof f === 'function' ? f(...args) : f)); } catch (e) { reject(e); } })(); } })"
 }
 
 // parsesScript tells, in the isolated world (no call the page sees),
