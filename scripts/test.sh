@@ -14,7 +14,8 @@
 #             other packages beside them, and the concurrency and stress
 #             tests (race_tests) under -race beside those (started before
 #             the build: their binaries are the unit tier's); then the
-#             largest snapshot tests (solo_tests) alone
+#             largest snapshot tests (solo_tests) beside the last pkg/server
+#             process
 #   conformance  the official MCP conformance suite over Streamable HTTP
 #
 # The graph is built twice: with the race detector (vet, the unit tier, the
@@ -112,9 +113,10 @@ build() { go test -count=1 -run '^$' $(browser_packages) >/dev/null; }
 # server's Go code (JSON of megabyte arguments, snapshots) several times over.
 race_tests='^(TestStress.*|TestHTTPSessionChurn.*|TestCancel(HTTP|Stdio)|TestCDPKillStress|TestCDPBrowserKilledWithCallsInFlight|TestCDPDriverKilled|TestCDPHTTPSessions|TestSharedBrowserContexts|TestPoolLoadFleetWide|TestFleetOwnerKilled|TestBrowserLossRestartsOnNextCall|TestHTTPSessionCap|TestHTTPSessionQuotaPerPrincipal|TestHTTPOneGETStreamPerSession|TestRestartAfterDeath)$'
 
-# solo_tests run after the rest of the browser tier, alone: their pages are
-# the largest (a 1,500-row table, four snapshot modes) and a snapshot has a
-# 10 s bound that a machine busy with the concurrent processes can exceed.
+# solo_tests run once the rest of the browser tier but one pkg/server
+# process has ended: their pages are the largest (a 1,500-row table, four
+# snapshot modes) and a snapshot has a 10 s bound that a machine busy with
+# all the concurrent processes can exceed.
 solo_tests='^(TestSnapshotModes|TestSnapshotContent)$'
 
 # weight is a test's wall time in seconds in the browser tier on a busy
@@ -175,19 +177,34 @@ browser() {
     go test -count=1 -timeout "$timeout" -run "^(${lists[i]})\$" "$@" "$server" >"$logs/server-$i" 2>&1 &
     pids+=($!) names+=("server-$i")
   done
+  # The solo tests start once the race set, the other packages and one
+  # pkg/server process have ended: beside the last pkg/server process only.
+  local -A rcs=()
+  local left=("${!pids[@]}") solo_pid="" j
+  while ((${#left[@]} > 0)); do
+    local rc=0 done_pid="" keep=() waitfor=()
+    for j in "${left[@]}"; do waitfor+=("${pids[$j]}"); done
+    wait -n -p done_pid "${waitfor[@]}" || rc=$?
+    for j in "${left[@]}"; do
+      if [ "${pids[$j]}" = "$done_pid" ]; then rcs[$j]=$rc; else keep+=("$j"); fi
+    done
+    left=("${keep[@]}")
+    if [ -z "$solo_pid" ] && [ -n "${rcs[0]+set}" ] && [ -n "${rcs[1]+set}" ] && ((${#rcs[@]} >= 3)); then
+      go test -count=1 -timeout "$timeout" -run "$solo_tests" "$@" "$server" >"$logs/solo" 2>&1 &
+      solo_pid=$!
+    fi
+  done
   for i in "${!pids[@]}"; do
-    local rc=0
-    wait "${pids[$i]}" || rc=$?
-    echo "=== ${names[$i]} (exit $rc)"
+    echo "=== ${names[$i]} (exit ${rcs[$i]})"
     cat "$logs/${names[$i]}"
-    if [ "$rc" != 0 ]; then status=1; fi
+    if [ "${rcs[$i]}" != 0 ]; then status=1; fi
   done
   local rc=0
-  go test -count=1 -timeout "$timeout" -run "$solo_tests" "$@" "$server" >"$logs/solo" 2>&1 || rc=$?
+  wait "$solo_pid" || rc=$?
   echo "=== solo (exit $rc)"
   cat "$logs/solo"
   if [ "$rc" != 0 ]; then status=1; fi
-  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them, the race set ($race_tests) under -race, then $solo_tests alone"
+  echo "browser tier: ${#tests[@]} top-level tests of $server in $shards shards (estimated ${load[*]} s), the other packages beside them, the race set ($race_tests) under -race, then $solo_tests beside the last $server process"
   return $status
 }
 
