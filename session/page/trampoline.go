@@ -42,12 +42,13 @@ const parsesScript = `(src) => { try { new Function('return (' + src + '\n)'); r
 // nothing of it ran, and the plain source runs for its own result or its
 // own message); one the function threw while running is its answer.
 func (t *Tab) evaluateDetached(ctx context.Context, fn string, run func(src string) (any, error)) (any, error) {
-	v, err := run(detached(fn))
+	wrapped := detached(fn)
+	v, err := run(wrapped)
 	var pe *PageError
 	if err == nil || !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, "SyntaxError") {
 		return v, err
 	}
-	if ok, cerr := t.Read(ctx, parsesScript, detached(fn)); cerr != nil || ok != "no" {
+	if ok, cerr := t.Read(ctx, parsesScript, wrapped); cerr != nil || ok != "no" {
 		return v, err
 	}
 	return run(fn)
