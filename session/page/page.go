@@ -209,8 +209,8 @@ type Navigation struct {
 	// took its position when its page was replaced.
 	Tab *Tab
 	// Replaced, if set, says why the tab's page was closed and a new one
-	// opened in its position: ReplacedCrashed, ReplacedStuck or
-	// ReplacedDialogs. The old page's state (its history, scripts, session
+	// opened in its position: ReplacedCrashed, ReplacedStuck,
+	// ReplacedDialogs or ReplacedHistoryTrap. The old page's state (its history, scripts, session
 	// storage) is lost.
 	Replaced string
 	// Dismissed counts the dialogs of the page left that the navigation
@@ -224,6 +224,9 @@ const (
 	ReplacedCrashed = "the page had crashed"
 	ReplacedStuck   = "the page did not respond, even after its script was stopped"
 	ReplacedDialogs = "the page kept opening dialogs"
+	// ReplacedHistoryTrap: a back-button trap, whose queued history
+	// traversals would take the tab back into it after our navigation.
+	ReplacedHistoryTrap = "the page kept moving through its own history"
 )
 
 // interruptRetries is how many times a navigation is started again when

@@ -106,8 +106,51 @@ func (t *Tab) docReplaced(ctx context.Context) bool {
 // there.
 func (t *Tab) resetChurn() {
 	t.mu.Lock()
-	t.docTimes = nil
+	t.docTimes, t.sameDoc = nil, nil
 	t.mu.Unlock()
+}
+
+// sameDocNav is a same-document navigation of the main frame (pushState,
+// a history traversal within the document, a fragment).
+type sameDocNav struct {
+	at  time.Time
+	url string
+}
+
+// noteSameDocLocked records a same-document navigation to url; t.mu is
+// held.
+func (t *Tab) noteSameDocLocked(url string) {
+	t.sameDoc = append(t.sameDoc, sameDocNav{time.Now(), url})
+	if len(t.sameDoc) > churnDocs {
+		t.sameDoc = t.sameDoc[len(t.sameDoc)-churnDocs:]
+	}
+}
+
+// historyTrapped reports whether the page is moving through its own
+// history by itself: churnDocs same-document navigations within
+// churnWindow, the last within hijackWindow, back to a URL it had just
+// left (a back-button trap: history.back() from popstate, forever). Such a
+// page has traversals queued in the browser at any moment, and one can
+// commit after a navigation of ours, taking the tab back into the trap; a
+// navigation replaces its page instead (ReplacedHistoryTrap). A page that
+// only pushes new URLs (a router, a scroll spy on its way down) is not
+// trapped.
+func (t *Tab) historyTrapped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	n := len(t.sameDoc)
+	if n < churnDocs || now.Sub(t.sameDoc[0].at) > churnWindow || now.Sub(t.sameDoc[n-1].at) > hijackWindow {
+		return false
+	}
+	seen := make(map[string]bool, n)
+	for _, s := range t.sameDoc {
+		if seen[s.url] {
+			return true
+		}
+		seen[s.url] = true
+	}
+	return false
 }
 
 // ownCommitted notes that a navigation of ours committed (its event comes
@@ -171,7 +214,8 @@ func (t *Tab) dismissLeaving(desc string) bool {
 // stopped. It returns why a navigation would not commit, for a page that
 // goes on opening dialogs (ReplacedDialogs: a dialog the page opens once
 // the navigation started cannot be answered, and blocks its renderer), or
-// stays busy after its script was stopped (ReplacedStuck); "" otherwise.
+// stays busy after its script was stopped (ReplacedStuck), or keeps
+// moving through its own history (ReplacedHistoryTrap); "" otherwise.
 func (t *Tab) leave(ctx context.Context) (why string) {
 	t.mu.Lock()
 	t.leaving, t.leaveDoc = true, t.docNav
@@ -194,6 +238,9 @@ func (t *Tab) leave(ctx context.Context) (why string) {
 	}
 	if busy && !t.stopScript(ctx) {
 		return ReplacedStuck
+	}
+	if t.historyTrapped() {
+		return ReplacedHistoryTrap
 	}
 	return ""
 }

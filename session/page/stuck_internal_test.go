@@ -9,6 +9,48 @@ import (
 	"time"
 )
 
+// TestHistoryTrapped: a page that goes back and forth between its own
+// URLs, quickly and still, is a history trap; a router or a scroll spy
+// that only pushes new URLs, a slow one, or one that stopped is not; a
+// navigation of ours starts the count again.
+func TestHistoryTrapped(t *testing.T) {
+	type nav struct {
+		ms  time.Duration // how long ago, in milliseconds
+		url string
+	}
+	back := []nav{{50, "/t"}, {40, "/t#trap"}, {30, "/t"}, {20, "/t#trap"}, {10, "/t"}}
+	for _, tc := range []struct {
+		name string
+		navs []nav
+		want bool
+	}{
+		{"none", nil, false},
+		{"back and forth", back, true},
+		{"a router pushing new URLs", []nav{{50, "/a"}, {40, "/b"}, {30, "/c"}, {20, "/d"}, {10, "/e"}}, false},
+		{"too few", back[1:], false},
+		{"over too long", append([]nav{{3000, "/t#x"}}, back[1:]...), false},
+		{"stopped a while ago", []nav{{1500, "/t"}, {1400, "/t#trap"}, {1300, "/t"}, {1200, "/t#trap"}, {1100, "/t"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab := &Tab{}
+			now := time.Now()
+			tab.mu.Lock()
+			for _, n := range tc.navs {
+				tab.noteSameDocLocked(n.url)
+				tab.sameDoc[len(tab.sameDoc)-1].at = now.Add(-n.ms * time.Millisecond)
+			}
+			tab.mu.Unlock()
+			if got := tab.historyTrapped(); got != tc.want {
+				t.Fatalf("historyTrapped() = %v, want %v", got, tc.want)
+			}
+			tab.resetChurn()
+			if tab.historyTrapped() {
+				t.Fatal("still trapped after a navigation of ours")
+			}
+		})
+	}
+}
+
 // TestChurning: churnDocs new documents within churnWindow make a page
 // churning, and wake the calls watching for it; fewer, or older ones, do
 // not; a navigation of ours starts the count again.

@@ -113,6 +113,7 @@ type Tab struct {
 	churnCh   chan struct{} // closed when the page starts churning (churning)
 	navAt     time.Time     // when the last main-frame navigation committed
 	ownNav    int           // lastNav when a navigation of ours last committed
+	sameDoc   []sameDocNav  // the last churnDocs same-document navigations (stuck.go)
 	leaving   bool          // a navigation is leaving the document docNav was at leaveDoc
 	leaveDoc  int           // docNav when the navigation started
 	dismissed int           // dialogs of the document left dismissed while leaving
@@ -355,6 +356,9 @@ func (t *Tab) wireNavigation() {
 		if newDoc {
 			t.docNav = t.lastNav
 			t.noteDocLocked()
+		} else {
+			url, _ := ev["url"].(string)
+			t.noteSameDocLocked(url)
 		}
 		t.wakeLocked()
 		// Requests of the old document may never report an end.
