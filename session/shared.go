@@ -163,7 +163,7 @@ func (b *SharedBrowser) launch(ctx context.Context, n int) (*sharedProc, error) 
 	}
 	p := &sharedProc{n: n, browser: br, lost: make(chan struct{}), profile: markerProfile(marker)}
 	if b.cfg.Headless {
-		p.headfulUA = b.cfg.headfulFrom(ctx, br)
+		p.headfulUA, _ = b.cfg.headfulFrom(ctx, br) // an error is logged: the browser's own is kept
 	}
 	br.OnDisconnected(func(playwright.Browser) {
 		p.markLost()

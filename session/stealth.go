@@ -2,8 +2,13 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -77,8 +82,98 @@ func (c Config) timezoneArgs(bin cloakbrowser.BinaryInfo) []string {
 }
 
 // userAgents caches each binary's headed user agent (uaKey): reading it
-// from a persistent launch's binary costs a launch of its own.
+// from a persistent launch's binary costs a launch of its own. It is also
+// kept on disk (uaCacheFile), so that only the first process to launch a
+// binary pays that launch, not every cold start.
 var userAgents sync.Map
+
+// uaCacheFile is where the headed user agent of bin, read with key
+// (uaKey), is kept across processes: a file under the binary cache root
+// named by key and the binary's size and modification time, so a binary
+// replaced in place is read again. "" when there is no cache root or the
+// binary cannot be identified (a channel's browser).
+func uaCacheFile(bin cloakbrowser.BinaryInfo, key string) string {
+	if bin.CacheRoot == "" || bin.BinaryPath == "" {
+		return ""
+	}
+	fi, err := os.Stat(bin.BinaryPath)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", key, fi.Size(), fi.ModTime().UnixNano()))
+	return filepath.Join(bin.CacheRoot, "user-agents", hex.EncodeToString(sum[:12])+".json")
+}
+
+// cachedUA is the file format of uaCacheFile. UserAgent is "" for a
+// binary whose own user agent has no headless token.
+type cachedUA struct {
+	UserAgent string `json:"userAgent"`
+}
+
+// loadCachedUA reads a user agent kept by storeCachedUA; ok is false when
+// there is none, or what is there is not a user agent (nothing but
+// printable ASCII, at most maxUALength bytes, a browser's "Mozilla/5.0 ").
+func loadCachedUA(path string) (ua string, ok bool) {
+	if path == "" {
+		return "", false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 2*maxUALength {
+		return "", false
+	}
+	var c cachedUA
+	if json.Unmarshal(b, &c) != nil || !plausibleUA(c.UserAgent) {
+		return "", false
+	}
+	return c.UserAgent, true
+}
+
+// maxUALength bounds a user agent read from the disk cache.
+const maxUALength = 512
+
+func plausibleUA(ua string) bool {
+	if ua == "" {
+		return true
+	}
+	if len(ua) > maxUALength || !strings.HasPrefix(ua, "Mozilla/5.0 ") {
+		return false
+	}
+	for i := 0; i < len(ua); i++ {
+		if ua[i] < 0x20 || ua[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// storeCachedUA keeps ua at path, written whole (a reader sees the old
+// file or the new one); a cache root that cannot be written costs the
+// next process a probe launch, nothing else.
+func storeCachedUA(path, ua string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(cachedUA{UserAgent: ua})
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".ua-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
 
 func uaKey(bin cloakbrowser.BinaryInfo, channel string, args []string) string {
 	var k []string
@@ -135,17 +230,17 @@ func browserUserAgent(ctx context.Context, br playwright.Browser) (string, error
 // headfulUserAgent is the headed user agent of a browser just launched,
 // "" when its own has no headless token (or it cannot be read: the
 // browser's own is kept, and logged).
-func (c Config) headfulFrom(ctx context.Context, br playwright.Browser) string {
+func (c Config) headfulFrom(ctx context.Context, br playwright.Browser) (string, error) {
 	ua, err := browserUserAgent(ctx, br)
 	if err != nil {
 		c.Log.Warn().Err(err).Msg("read the browser's user agent: contexts keep the browser's own (HeadlessChrome)")
-		return ""
+		return "", err
 	}
 	h, changed := cloakbrowser.HeadfulUserAgent(ua)
 	if !changed {
-		return ""
+		return "", nil
 	}
-	return h
+	return h, nil
 }
 
 // probeUserAgent is the headed user agent of the binary a persistent
@@ -155,6 +250,11 @@ func (c Config) probeUserAgent(ctx context.Context, pw *playwright.Playwright, b
 	key := uaKey(bin, c.Launch.Channel, args)
 	if v, ok := userAgents.Load(key); ok {
 		return v.(string)
+	}
+	file := uaCacheFile(bin, key)
+	if ua, ok := loadCachedUA(file); ok {
+		userAgents.Store(key, ua)
+		return ua
 	}
 	opts := playwright.BrowserTypeLaunchOptions{
 		ExecutablePath:    playwright.String(bin.BinaryPath),
@@ -174,8 +274,14 @@ func (c Config) probeUserAgent(ctx context.Context, pw *playwright.Playwright, b
 		return ""
 	}
 	defer func() { _ = br.Close() }()
-	ua := c.headfulFrom(ctx, br)
+	ua, err := c.headfulFrom(ctx, br)
+	if err != nil {
+		return ""
+	}
 	userAgents.Store(key, ua)
+	if err := storeCachedUA(file, ua); err != nil {
+		c.Log.Debug().Err(err).Msg("keep the browser's user agent for the next start")
+	}
 	return ua
 }
 
