@@ -111,8 +111,11 @@ func TestWindowArgs(t *testing.T) {
 		t.Errorf("headed chromium: %q, want %q", got, want)
 	}
 	got := WindowArgs(BinaryInfo{Engine: EngineCloak}, w, true)
-	if !slices.Contains(got, "--fingerprint-screen-width=1536") || !slices.Contains(got, "--fingerprint-screen-height=864") || slices.ContainsFunc(got, func(a string) bool { return strings.HasPrefix(a, "--screen-info") }) {
-		t.Errorf("cloak: %q", got)
+	if !slices.Contains(got, "--fingerprint-screen-width=1536") || !slices.Contains(got, "--fingerprint-screen-height=864") || !slices.Contains(got, "--screen-info={0,0 1536x864 workAreaBottom=40}") {
+		t.Errorf("headless cloak: %q, want the fingerprint's screen and the headless screen of that size", got)
+	}
+	if headed := WindowArgs(BinaryInfo{Engine: EngineCloak}, w, false); !slices.Contains(headed, "--fingerprint-screen-width=1536") || slices.ContainsFunc(headed, func(a string) bool { return strings.HasPrefix(a, "--screen-info") }) {
+		t.Errorf("headed cloak: %q, want the fingerprint's screen and no headless screen", headed)
 	}
 	for _, a := range got {
 		if !IsWindowArg(a) {

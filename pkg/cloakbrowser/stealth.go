@@ -45,9 +45,12 @@ func PickWindow() Window { return windows[rand.IntN(len(windows))] }
 // WindowArgs is the command line that gives the browser window w: its size
 // and position, and the screen it stands on: a headless Chromium's
 // --screen-info (its default screen is 800x600, smaller than the window),
-// CloakBrowser's own --fingerprint-screen-* flags. A headed system Chromium
-// stands on the real screen, whose size w may not be: its window is
-// maximized there instead.
+// and for CloakBrowser its own --fingerprint-screen-* flags too (headless,
+// both: the headless screen itself then has the size the fingerprint
+// reports, so nothing that reads the screen outside the patched properties
+// sees 800x600; a build that ignores one of them still gets the other). A
+// headed system Chromium stands on the real screen, whose size w may not
+// be: its window is maximized there instead.
 func WindowArgs(bin BinaryInfo, w Window, headless bool) []string {
 	if !headless && bin.Engine != EngineCloak {
 		return []string{"--start-maximized"}
@@ -56,13 +59,13 @@ func WindowArgs(bin BinaryInfo, w Window, headless bool) []string {
 		fmt.Sprintf("--window-size=%d,%d", w.Width(), w.Height()),
 		"--window-position=0,0",
 	}
-	switch {
-	case bin.Engine == EngineCloak:
+	if bin.Engine == EngineCloak {
 		args = append(args,
 			fmt.Sprintf("--fingerprint-screen-width=%d", w.ScreenWidth),
 			fmt.Sprintf("--fingerprint-screen-height=%d", w.ScreenHeight),
 			fmt.Sprintf("--fingerprint-taskbar-height=%d", w.Taskbar))
-	case headless:
+	}
+	if headless {
 		args = append(args, fmt.Sprintf("--screen-info={0,0 %dx%d workAreaBottom=%d}", w.ScreenWidth, w.ScreenHeight, w.Taskbar))
 	}
 	return args

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 )
 
 // detectorServer serves testdata/pages/detector.html under a CSP that lets
@@ -103,28 +104,78 @@ func TestStealthDetector(t *testing.T) {
 	for _, own := range []bool{false, true} {
 		t.Run(map[bool]string{false: "shared browser", true: "own browser"}[own], func(t *testing.T) {
 			c, _ := startInProcess(t, mcptest.Options{OwnBrowser: own})
-			hits := driveDetector(t, c, srv)
-			var names []string
-			for n := range hits {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			t.Logf("detections: %s", strings.Join(names, ", "))
-			for _, n := range names {
-				if r, racy := racyDetections[n]; racy && hits[n] == r.detail {
-					t.Logf("detected %s (%s): %s", n, r.why, hits[n])
-					continue
-				}
-				if _, known := knownDetections[n]; !known {
-					t.Errorf("detected %s: %s", n, hits[n])
-				}
-			}
-			for n, todo := range knownDetections {
-				if _, ok := hits[n]; !ok {
-					t.Errorf("%s is no longer detected (%s): delete it from knownDetections", n, todo)
-				}
-			}
+			wantOnlyKnownDetections(t, driveDetector(t, c, srv))
 		})
+	}
+}
+
+// TestStealthDetectorCloakBrowserPath: the same detector through a server
+// whose browser resolves as a CloakBrowser build (the cache layout,
+// chromium-<pinned version>/chrome), so that its launch takes
+// CloakBrowser's path: the binary's fingerprint flags, its own brands
+// (no brands risk reported). CloakBrowser cannot be downloaded here; the
+// build is a wrapper that runs Debian's Chromium with those flags (which it
+// ignores), so this shows what the automation layer adds on that path, not
+// what CloakBrowser's patches hide. Installing such a build from a signed
+// archive is TestInstall*'s (pkg/cloakbrowser, pkg/cli).
+func TestStealthDetectorCloakBrowserPath(t *testing.T) {
+	srv := detectorServer(t)
+	chromium := mcptest.Chromium(t)
+	dir := filepath.Join(t.TempDir(), "chromium-"+cloakbrowser.PinnedVersion)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "chrome")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec "+chromium+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := startInProcess(t, mcptest.Options{OwnBrowser: true}, "--executable-path", bin)
+	info := must(t, c, "cloakbrowser_binary_info", map[string]any{})
+	var v struct {
+		Binary struct {
+			Engine             string `json:"engine"`
+			Stealth            bool   `json:"stealth"`
+			StealthProtections struct {
+				FingerprintPatches, BrandsRisk bool
+			} `json:"stealthProtections"`
+		} `json:"binary"`
+	}
+	if err := json.Unmarshal([]byte(info), &v); err != nil {
+		t.Fatalf("%v:\n%s", err, info)
+	}
+	if b := v.Binary; b.Engine != cloakbrowser.EngineCloak || !b.Stealth || !b.StealthProtections.FingerprintPatches || b.StealthProtections.BrandsRisk {
+		t.Fatalf("the wrapper did not resolve as a CloakBrowser build:\n%s", info)
+	}
+	wantOnlyKnownDetections(t, driveDetector(t, c, srv))
+	if log := c.Stderr.String(); !strings.Contains(log, `"engine":"cloak"`) || !strings.Contains(log, "browser launched") {
+		t.Errorf("no launch of the CloakBrowser build in the log:\n%s", mcptest.Tail(log, 3000))
+	}
+}
+
+// wantOnlyKnownDetections fails t for a detection not in knownDetections
+// (a racy one with its known detail is logged), and for a known one that
+// is no longer detected.
+func wantOnlyKnownDetections(t *testing.T, hits map[string]string) {
+	t.Helper()
+	var names []string
+	for n := range hits {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	t.Logf("detections: %s", strings.Join(names, ", "))
+	for _, n := range names {
+		if r, racy := racyDetections[n]; racy && hits[n] == r.detail {
+			t.Logf("detected %s (%s): %s", n, r.why, hits[n])
+			continue
+		}
+		if _, known := knownDetections[n]; !known {
+			t.Errorf("detected %s: %s", n, hits[n])
+		}
+	}
+	for n, todo := range knownDetections {
+		if _, ok := hits[n]; !ok {
+			t.Errorf("%s is no longer detected (%s): delete it from knownDetections", n, todo)
+		}
 	}
 }
 
