@@ -67,6 +67,9 @@ const (
 	// for before ours (a reload, a history.back()), and that commits
 	// after ours: the navigation is then made again.
 	hijackWindow = 500 * time.Millisecond
+	// trapWindow is the span within which churnDocs same-document
+	// navigations of the page's own make a history trap (historyTrapped).
+	trapWindow = time.Second
 )
 
 // noteDocLocked records that a new document was committed; t.mu is held.
@@ -128,8 +131,10 @@ func (t *Tab) noteSameDocLocked(url string) {
 
 // historyTrapped reports whether the page is moving through its own
 // history by itself: churnDocs same-document navigations within
-// churnWindow, the last within hijackWindow, back to a URL it had just
-// left (a back-button trap: history.back() from popstate, forever). Such a
+// trapWindow, the last within hijackWindow, back to a URL it had just
+// left (a back-button trap: history.back() from popstate, forever, some
+// hundred a second; a carousel that cycles its slides' fragments every
+// few hundred milliseconds is not one). Such a
 // page has traversals queued in the browser at any moment, and one can
 // commit after a navigation of ours, taking the tab back into the trap; a
 // navigation replaces its page instead (ReplacedHistoryTrap). A page that
@@ -140,7 +145,7 @@ func (t *Tab) historyTrapped() bool {
 	defer t.mu.Unlock()
 	now := time.Now()
 	n := len(t.sameDoc)
-	if n < churnDocs || now.Sub(t.sameDoc[0].at) > churnWindow || now.Sub(t.sameDoc[n-1].at) > hijackWindow {
+	if n < churnDocs || now.Sub(t.sameDoc[0].at) > trapWindow || now.Sub(t.sameDoc[n-1].at) > hijackWindow {
 		return false
 	}
 	seen := make(map[string]bool, n)

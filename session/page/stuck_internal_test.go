@@ -28,7 +28,8 @@ func TestHistoryTrapped(t *testing.T) {
 		{"back and forth", back, true},
 		{"a router pushing new URLs", []nav{{50, "/a"}, {40, "/b"}, {30, "/c"}, {20, "/d"}, {10, "/e"}}, false},
 		{"too few", back[1:], false},
-		{"over too long", append([]nav{{3000, "/t#x"}}, back[1:]...), false},
+		{"over too long", append([]nav{{1200, "/t#x"}}, back[1:]...), false},
+		{"a carousel cycling its fragments", []nav{{1600, "#1"}, {1200, "#2"}, {800, "#3"}, {400, "#1"}, {10, "#2"}}, false},
 		{"stopped a while ago", []nav{{1500, "/t"}, {1400, "/t#trap"}, {1300, "/t"}, {1200, "/t#trap"}, {1100, "/t"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
