@@ -127,15 +127,22 @@ func anchor(h string) string {
 	return b.String()
 }
 
-// TestLayoutListsEveryPackage: docs/development.md's Layout table has one
-// row per package of the module, and no row for a package that is gone.
+// TestLayoutListsEveryPackage: the README's Layout table has one row per
+// package of the module, and no row for a package that is gone.
 func TestLayoutListsEveryPackage(t *testing.T) {
-	b, err := os.ReadFile("development.md")
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, layout, ok := strings.Cut(string(b), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no ## Layout section")
+	}
+	if i := strings.Index(layout, "\n## "); i >= 0 {
+		layout = layout[:i]
+	}
 	rows := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_/-]+)` \\|").FindAllStringSubmatch(string(b), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_/-]+)` \\|").FindAllStringSubmatch(layout, -1) {
 		rows[m[1]] = true
 	}
 	pkgs := map[string]bool{}
@@ -157,12 +164,12 @@ func TestLayoutListsEveryPackage(t *testing.T) {
 	}
 	for p := range pkgs {
 		if !rows[p] {
-			t.Errorf("package %s has no row in development.md's Layout", p)
+			t.Errorf("package %s has no row in the README's Layout", p)
 		}
 	}
 	for r := range rows {
 		if !pkgs[r] {
-			t.Errorf("development.md's Layout lists %s, which has no Go files", r)
+			t.Errorf("the README's Layout lists %s, which has no Go files", r)
 		}
 	}
 }
