@@ -65,7 +65,7 @@ func (c *tabCall) addDiff() {
 	}
 	snap, err := c.tab.AISnapshot(c.ctx, page.SnapshotOptions{})
 	if err != nil {
-		c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
+		c.snapshotUnavailable(err)
 		return
 	}
 	// A new document (or no base to diff against: the tab was closed,

@@ -152,7 +152,7 @@ func (c *tabCall) finish(o tabOpts) {
 				// The page crashed just after the action: that is its outcome.
 				c.resp.Error("%s", friendlyError(err))
 			default:
-				c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
+				c.snapshotUnavailable(err)
 			}
 		case snapDiff:
 			c.addDiff()
@@ -161,6 +161,18 @@ func (c *tabCall) finish(o tabOpts) {
 	for _, e := range tab.TakeEvents() {
 		c.resp.AddEvent("- " + e.Text)
 	}
+}
+
+// snapshotUnavailable says why the snapshot of a response could not be
+// taken. A dialog of the tab's that opened after finish looked for one (an
+// alert from a load handler, just after the load event; the next alert of
+// a loop, just after one was answered) goes into the Modal state section,
+// which says what blocks the page and how to handle it.
+func (c *tabCall) snapshotUnavailable(err error) {
+	if errors.Is(err, page.ErrModal) && c.addModal() {
+		return
+	}
+	c.resp.AddEvent("- Snapshot unavailable: " + friendlyError(err))
 }
 
 func (c *tabCall) addModal() bool {
