@@ -16,6 +16,7 @@ import (
 
 	"github.com/mxschmitt/playwright-go"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/atomicfile"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 )
 
@@ -160,19 +161,7 @@ func storeCachedUA(path, ua string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".ua-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.WriteBytes(path, 0o600, b)
 }
 
 func uaKey(bin cloakbrowser.BinaryInfo, channel string, args []string) string {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/atomicfile"
 )
 
 // versionShim returns a wrapper around Node.js that answers playwright-go's
@@ -40,23 +42,7 @@ func versionShim(o Options) (string, error) {
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == script {
 		return path, nil
 	}
-	tmp, err := os.CreateTemp(o.Dir, ".node-shim-")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(script); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteBytes(path, 0o755, []byte(script)); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/atomicfile"
 )
 
 // JUnit XML in the shape GitLab, GitHub (test-reporter actions) and Jenkins
@@ -139,21 +141,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 			return err
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".smoke-report-*")
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	_ = os.Chmod(f.Name(), 0o644)
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, 0o644, write)
 }
 
 // WriteSummary writes a table of the scenarios: status, steps passed, time.

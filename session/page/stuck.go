@@ -134,12 +134,11 @@ func (t *Tab) noteSameDocLocked(url string) {
 // trapWindow, the last within hijackWindow, back to a URL it had just
 // left (a back-button trap: history.back() from popstate, forever, some
 // hundred a second; a carousel that cycles its slides' fragments every
-// few hundred milliseconds is not one). Such a
-// page has traversals queued in the browser at any moment, and one can
-// commit after a navigation of ours, taking the tab back into the trap; a
-// navigation replaces its page instead (ReplacedHistoryTrap). A page that
-// only pushes new URLs (a router, a scroll spy on its way down) is not
-// trapped.
+// few hundred milliseconds is not one). Such a page has traversals queued
+// in the browser at any moment, and one can commit after a navigation of
+// ours, taking the tab back into the trap; a navigation replaces its page
+// instead (ReplacedHistoryTrap). A page that only pushes new URLs (a
+// router, a scroll spy on its way down) is not trapped.
 func (t *Tab) historyTrapped() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
