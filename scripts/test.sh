@@ -179,6 +179,7 @@ browser() {
   done
   # The solo tests start once the race set, the other packages and one
   # pkg/server process have ended: beside the last pkg/server process only.
+  # (pids 0 and 1 are the race set and the other packages, as added above.)
   local -A rcs=()
   local left=("${!pids[@]}") solo_pid="" j
   while ((${#left[@]} > 0)); do

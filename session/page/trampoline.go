@@ -20,10 +20,10 @@ import (
 // (no global, no prototype method); a promise the function returns is
 // awaited in the arrow as UtilityScript awaits it (no lookup of its then,
 // which a page may have patched), so the value is the same, a throw or a
-// rejection becomes the same error,
-// and a dialog the function opens still opens during the call. What stays
-// is the eval origin of the compiled source ("eval at evaluate"): Playwright
-// compiles it with an eval inside UtilityScript.evaluate.
+// rejection becomes the same error, and a dialog the function opens still
+// opens during the call. What stays is the eval origin of the compiled
+// source ("eval at evaluate"): Playwright compiles it with an eval inside
+// UtilityScript.evaluate.
 //
 // The source goes in a parenthesised expression, so a statement list
 // ("const x = 1; x", which Playwright's eval takes) does not parse:
