@@ -274,6 +274,19 @@ func (e *Element) drop(files []InputFile, data map[string]string) error {
 // ErrModal.
 func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
+	if arg == nil {
+		group, release := e.tab.evalGroup()
+		defer release()
+		id, err := e.mainObject(ctx, group)
+		if err == nil {
+			v, err := e.tab.evaluateMain(ctx, "evaluate on "+e.Target, group, id, fn)
+			if !errors.Is(err, errNotMainWorld) {
+				return v, err
+			}
+		} else if !errors.Is(err, errNoHandoff) && !isPageErr(err) {
+			return nil, err
+		}
+	}
 	return e.tab.evaluateDetached(ctx, fn, func(src string) (any, error) {
 		return watched(ctx, e.tab, "evaluate on "+e.Target, func() (any, error) { return e.loc.Evaluate(src, arg) })
 	})

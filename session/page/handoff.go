@@ -4,6 +4,8 @@
 package page
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"context"
 	_ "embed"
 	"errors"
@@ -131,3 +133,70 @@ func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (pl
 	}
 	return nil, errNoHandoff
 }
+
+// mainObject gives the element e's locator finds as a remote object of
+// its frame's main world, in the object group, with no mark on the page
+// and no Runtime.enable (which would replay the page's console messages to
+// the session, reading each logged error's name in the page's world at a
+// time the page did not log: a tell). The tab's isolated world (the
+// watch's) listens on the document for an event of a name made for this
+// call; the hand-off engine's take, in Playwright's utility world, sends
+// that event from the element the locator found. Events cross worlds
+// through the DOM, and a page cannot listen for an event whose name it
+// does not know. The isolated world's listener keeps the element, which
+// the tab's CDP session reads there and resolves, by its backend node id,
+// in the main world. errNoHandoff: no single element is there now, or it
+// is in a frame or a closed shadow root (take does not send then).
+func (e *Element) mainObject(ctx context.Context, group string) (string, error) {
+	t := e.tab
+	name := "cloakmcp" + group + strconv.FormatUint(rand.Uint64(), 36)
+	if _, err := t.Read(ctx, takeListen, name); err != nil {
+		return "", err
+	}
+	n, err := call(ctx, t.c, "find "+e.Target, stopOn{modal: t}, func() (int, error) {
+		return e.loc.Locator(handoffEngine + "=take:" + name).Count()
+	})
+	id, rerr := t.isolatedObject(ctx, takeRead, group, name)
+	switch {
+	case err != nil:
+		return "", err
+	case rerr != nil:
+		return "", rerr
+	case n != 1 || id == "":
+		return "", errNoHandoff
+	}
+	res, err := t.CDP(ctx, "DOM.describeNode", map[string]any{"objectId": id})
+	if err != nil {
+		return "", err
+	}
+	node, _ := res.(map[string]any)["node"].(map[string]any)
+	backend, _ := node["backendNodeId"].(float64)
+	res, err = t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backend, "objectGroup": group})
+	if err != nil {
+		return "", err
+	}
+	obj, _ := res.(map[string]any)["object"].(map[string]any)
+	if id, _ = obj["objectId"].(string); id == "" {
+		return "", errNoHandoff
+	}
+	return id, nil
+}
+
+// takeListen (isolated world) listens, in the capture phase of the
+// document, for one event named name and keeps its first target.
+const takeListen = `(name) => {
+	const h = (e) => { globalThis[name] = e.composedPath()[0]; };
+	globalThis[name + '_h'] = h;
+	document.addEventListener(name, h, {capture: true, once: true});
+	return true;
+}`
+
+// takeRead (isolated world) gives the element takeListen kept, if any,
+// and stops listening.
+const takeRead = `(name) => {
+	const n = globalThis[name];
+	document.removeEventListener(name, globalThis[name + '_h'], {capture: true});
+	delete globalThis[name];
+	delete globalThis[name + '_h'];
+	return n && n.nodeType === 1 ? n : null;
+}`

@@ -441,13 +441,23 @@ func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 }
 
 // Evaluate runs a JavaScript function (or expression) in the page with an
-// optional argument and returns its JSON value, with none of Playwright's
-// frames in a stack the page reads (see detached). A dialog the script
-// opens ends the wait with ErrModal.
+// optional argument and returns its JSON value. Without an argument it
+// runs over the tab's CDP session (evaluateMain), with no trace of the
+// automation in a stack the page reads; otherwise, or when the source is
+// not one expression, by Playwright's evaluate with none of Playwright's
+// frames in such a stack (see detached). A dialog the script opens ends
+// the wait with ErrModal.
 func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) {
 	// A script can change what the watch does not see (style rules, a
 	// custom element's internals): the next snapshot is taken afresh.
 	defer t.invalidateWatch()
+	if len(arg) == 0 {
+		group, release := t.evalGroup()
+		defer release()
+		if v, err := t.evaluateMain(ctx, "evaluate", group, "", fn); !errors.Is(err, errNotMainWorld) {
+			return v, err
+		}
+	}
 	return t.evaluateDetached(ctx, fn, func(src string) (any, error) { return t.evaluate(ctx, "evaluate", src, arg...) })
 }
 
@@ -469,6 +479,26 @@ func (t *Tab) isolated(ctx context.Context, op, fn string, arg ...any) (any, err
 
 // isolatedOn is isolated with the door's stop conditions.
 func (t *Tab) isolatedOn(ctx context.Context, op string, stop stopOn, fn string, arg ...any) (any, error) {
+	r, err := t.isolatedCall(ctx, op, stop, fn, "", arg)
+	if err != nil {
+		return nil, err
+	}
+	return r["value"], nil
+}
+
+// isolatedObject is isolated for a function whose result is an object:
+// it gives the object's remote object id (in the object group), "" for
+// null.
+func (t *Tab) isolatedObject(ctx context.Context, fn, group string, arg ...any) (string, error) {
+	r, err := t.isolatedCall(ctx, "read the page", stopOn{modal: t}, fn, group, arg)
+	id, _ := r["objectId"].(string)
+	return id, err
+}
+
+// isolatedCall calls fn in the isolated world and returns the CDP
+// RemoteObject of its result: by value, or, with an object group, as a
+// remote object of that group.
+func (t *Tab) isolatedCall(ctx context.Context, op string, stop stopOn, fn, group string, arg []any) (map[string]any, error) {
 	s, err := t.cdpSession(ctx)
 	if err != nil {
 		return nil, err
@@ -482,12 +512,14 @@ func (t *Tab) isolatedOn(ctx context.Context, op string, stop stopOn, fn string,
 		if err != nil {
 			return nil, err
 		}
-		res, err := call(ctx, t.c, op, stop, func() (any, error) {
-			return s.Send("Runtime.callFunctionOn", map[string]any{
-				"functionDeclaration": fn, "executionContextId": cid, "arguments": args,
-				"returnByValue": true, "awaitPromise": true,
-			})
-		})
+		params := map[string]any{
+			"functionDeclaration": fn, "executionContextId": cid, "arguments": args,
+			"returnByValue": group == "", "awaitPromise": true,
+		}
+		if group != "" {
+			params["objectGroup"] = group
+		}
+		res, err := call(ctx, t.c, op, stop, func() (any, error) { return s.Send("Runtime.callFunctionOn", params) })
 		if err != nil {
 			// The world went with its document: make a new one, once.
 			var pe *PageError
@@ -502,7 +534,7 @@ func (t *Tab) isolatedOn(ctx context.Context, op string, stop stopOn, fn string,
 			return nil, fmt.Errorf("%s: %v", op, exceptionText(ex))
 		}
 		r, _ := m["result"].(map[string]any)
-		return r["value"], nil
+		return r, nil
 	}
 }
 

@@ -1,0 +1,274 @@
+// The agent's functions (browser_evaluate), run in the page's own world
+// over the tab's CDP session, without Playwright's evaluate.
+
+package page
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
+)
+
+// Playwright's evaluate compiles the agent's source with an eval inside
+// its UtilityScript.evaluate, so every frame of the agent's function
+// carries the origin "eval at evaluate (…)" in a stack the page reads: a
+// tell no wrapper of the source can remove (detached, trampoline.go, takes
+// away the frames Playwright calls it from, not that origin). Here the
+// source is compiled by the DevTools protocol itself (Runtime.evaluate for
+// the page, Runtime.callFunctionOn on the element for an element), which
+// gives its frames no eval origin, no sourceURL and no name of ours, and
+// the result is read by a serializer of ours (evalvalue.js) in the shape
+// Playwright's takes, so the answer is the same. Nothing is added to the
+// page's world: the function and its result are held by the session as
+// remote objects of a group that is released after the call.
+//
+// Where this cannot run the call goes the old way, Playwright's evaluate
+// with the detached wrapper: a source that is not one expression (a
+// statement list, which Playwright's eval takes), an element in a frame of
+// another renderer, an element that is not there yet (Playwright's
+// evaluate waits for it, and says why it is not there).
+
+//go:embed evalvalue.js
+var evalValueJS string
+
+// errNotMainWorld means the call cannot run over the tab's CDP session;
+// the caller takes Playwright's evaluate.
+var errNotMainWorld = errors.New("not run in the main world over CDP")
+
+// evalGroups names the object group of each call.
+var evalGroups atomic.Uint64
+
+// evalGroup names a new object group for the remote objects of one call;
+// release lets them go.
+func (t *Tab) evalGroup() (group string, release func()) {
+	group = "e" + strconv.FormatUint(evalGroups.Add(1), 10)
+	return group, func() {
+		t.mu.Lock()
+		s := t.cdpSess
+		t.mu.Unlock()
+		if s != nil {
+			t.c.Go(func() { _, _ = s.Send("Runtime.releaseObjectGroup", map[string]any{"objectGroup": group}) })
+		}
+	}
+}
+
+// pageCall is the page's form of fn: called with no this and one
+// undefined argument, as Playwright's evaluate calls it, awaited.
+func pageCall(fn string) string {
+	return "(async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(undefined) : await f; })()"
+}
+
+// elementCall is the element's form of fn, called on the element (this):
+// fn(element, undefined), awaited.
+func elementCall(fn string) string {
+	return "async function () { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(this, undefined) : await f; }"
+}
+
+// evaluateMain runs fn in the main world of the tab's main frame, or on
+// the element of objectID (a remote object of the node's main world),
+// and returns its value as Playwright's evaluate returns it. The remote
+// objects it makes are in group (see evalGroup). It gives errNotMainWorld
+// when fn is not one expression.
+func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) (any, error) {
+	s, err := t.cdpSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	method, params, src := "Runtime.evaluate", map[string]any{
+		"expression": pageCall(fn), "objectGroup": group, "awaitPromise": true, "userGesture": true,
+		"allowUnsafeEvalBlockedByCSP": true,
+	}, pageCall(fn)
+	if objectID != "" {
+		src = elementCall(fn)
+		method, params = "Runtime.callFunctionOn", map[string]any{
+			"objectId": objectID, "functionDeclaration": src, "objectGroup": group,
+			"awaitPromise": true, "userGesture": true,
+		}
+	}
+	res, err := watched(ctx, t, op, func() (any, error) { return s.Send(method, params) })
+	if err != nil {
+		return nil, err
+	}
+	m, _ := res.(map[string]any)
+	if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+		perr := &PageError{Op: op, Msg: thrownText(ex)}
+		if e, _ := ex["exception"].(map[string]any); e["className"] == "SyntaxError" {
+			// The form's own, when it does not parse (then nothing ran);
+			// the function's, when it does.
+			if ok, cerr := t.Read(ctx, parsesScript, src); cerr == nil && ok == "no" {
+				return nil, errNotMainWorld
+			}
+		}
+		return nil, perr
+	}
+	r, _ := m["result"].(map[string]any)
+	if v, done := remoteValue(r); done {
+		return v, nil
+	}
+	id, _ := r["objectId"].(string)
+	res, err = call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
+		return s.Send("Runtime.callFunctionOn", map[string]any{
+			"objectId": id, "functionDeclaration": evalValueJS, "returnByValue": true, "objectGroup": group,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	m, _ = res.(map[string]any)
+	if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+		return nil, &PageError{Op: op, Msg: "read the result: " + thrownText(ex)}
+	}
+	r, _ = m["result"].(map[string]any)
+	return decodeValue(r["value"], map[float64]any{}), nil
+}
+
+// thrownText is the first line of what a function threw: an error's
+// "Name: message", or the value thrown.
+func thrownText(ex map[string]any) string {
+	e, _ := ex["exception"].(map[string]any)
+	switch {
+	case e["description"] != nil && e["type"] == "object":
+		return clip.FirstLine(fmt.Sprint(e["description"]))
+	case e["value"] != nil:
+		return clip.FirstLine(fmt.Sprint(e["value"]))
+	case e["unserializableValue"] != nil:
+		return fmt.Sprint(e["unserializableValue"])
+	case e["description"] != nil:
+		return clip.FirstLine(fmt.Sprint(e["description"]))
+	}
+	return clip.FirstLine(fmt.Sprint(ex["text"]))
+}
+
+// remoteValue is the value of a CDP RemoteObject that needs no reading in
+// the page: a primitive (Playwright's reading of undefined, a function and
+// a symbol is nil). done is false for an object.
+func remoteValue(r map[string]any) (v any, done bool) {
+	switch r["type"] {
+	case "undefined", "function", "symbol":
+		return nil, true
+	case "object":
+		if r["subtype"] == "null" {
+			return nil, true
+		}
+		return nil, false
+	}
+	if u, ok := r["unserializableValue"].(string); ok {
+		return unserializable(u), true
+	}
+	return r["value"], true
+}
+
+// unserializable reads a CDP unserializableValue: NaN, ±Infinity, -0 or a
+// bigint ("12n").
+func unserializable(u string) any {
+	switch u {
+	case "NaN":
+		return math.NaN()
+	case "Infinity":
+		return math.Inf(1)
+	case "-Infinity":
+		return math.Inf(-1)
+	case "-0":
+		return math.Copysign(0, -1)
+	}
+	n, ok := new(big.Int).SetString(strings.TrimSuffix(u, "n"), 10)
+	if !ok {
+		return nil
+	}
+	return n
+}
+
+// decodeValue reads evalvalue.js's tree into the Go values Playwright's
+// client gives for them: maps and slices (one value for an array or object
+// the result holds twice, and one that holds itself), float64, string,
+// bool, nil, *big.Int, *url.URL, time.Time; an error, a regexp and an
+// ArrayBuffer as an empty map (what their JSON text is).
+func decodeValue(v any, refs map[float64]any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if s, ok := m["v"].(string); ok {
+		switch s {
+		case "NaN", "Infinity", "-Infinity", "-0":
+			return unserializable(s)
+		}
+		return nil
+	}
+	if id, ok := m["ref"].(float64); ok {
+		return refs[id]
+	}
+	if a, ok := m["a"].([]any); ok {
+		refs[num(m["id"])] = a
+		for i := range a {
+			a[i] = decodeValue(a[i], refs)
+		}
+		return a
+	}
+	if o, ok := m["o"].([]any); ok {
+		out := make(map[string]any, len(o))
+		refs[num(m["id"])] = out
+		for _, e := range o {
+			kv, _ := e.(map[string]any)
+			k, _ := kv["k"].(string)
+			out[k] = decodeValue(kv["v"], refs)
+		}
+		return out
+	}
+	if s, ok := m["bi"].(string); ok {
+		return unserializable(s)
+	}
+	if _, ok := m["d"]; ok {
+		s, _ := m["d"].(string)
+		d, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil // an invalid date, which JSON writes as null
+		}
+		return d
+	}
+	if s, ok := m["u"].(string); ok {
+		u, err := url.Parse(s)
+		if err != nil {
+			return s
+		}
+		return u
+	}
+	if ta, ok := m["ta"].(map[string]any); ok {
+		return typedArray(ta)
+	}
+	return map[string]any{} // e, r, ab
+}
+
+func num(v any) float64 { f, _ := v.(float64); return f }
+
+// typedArray is a typed array's elements: numbers, float32 for a
+// Float32Array (so they print as it holds them), integers for the bigint
+// kinds.
+func typedArray(ta map[string]any) any {
+	vs, _ := ta["v"].([]any)
+	k, _ := ta["k"].(string)
+	out := make([]any, len(vs))
+	for i, x := range vs {
+		switch k {
+		case "f32":
+			out[i] = float32(num(x))
+		case "bi64", "bui64":
+			s, _ := x.(string)
+			out[i] = json.Number(s)
+		default:
+			out[i] = x
+		}
+	}
+	return out
+}
