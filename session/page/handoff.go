@@ -4,11 +4,11 @@
 package page
 
 import (
-	"math/rand/v2"
-	"strconv"
 	"context"
 	_ "embed"
 	"errors"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 
