@@ -46,6 +46,9 @@ var evalValueJS string
 // the caller takes Playwright's evaluate.
 var errNotMainWorld = errors.New("not run in the main world over CDP")
 
+// awaitChunk is how long one wait for the function's promise lasts.
+const awaitChunk = time.Second
+
 // evalGroups names the object group of each call.
 var evalGroups atomic.Uint64
 
@@ -85,18 +88,21 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 	if err != nil {
 		return nil, err
 	}
-	method, params, src := "Runtime.evaluate", map[string]any{
-		"expression": pageCall(fn), "objectGroup": group, "awaitPromise": true, "userGesture": true,
-		"allowUnsafeEvalBlockedByCSP": true,
-	}, pageCall(fn)
+	// The call runs the function up to its first await and gives its
+	// promise; the wait for that promise is a command of its own, sent
+	// again each awaitChunk, so that a wait in flight when the browser is
+	// lost ends with the chunk (see sendCDP).
+	method, src := "Runtime.evaluate", pageCall(fn)
+	params := map[string]any{
+		"expression": src, "objectGroup": group, "userGesture": true, "allowUnsafeEvalBlockedByCSP": true,
+	}
 	if objectID != "" {
 		src = elementCall(fn)
 		method, params = "Runtime.callFunctionOn", map[string]any{
-			"objectId": objectID, "functionDeclaration": src, "objectGroup": group,
-			"awaitPromise": true, "userGesture": true,
+			"objectId": objectID, "functionDeclaration": src, "objectGroup": group, "userGesture": true,
 		}
 	}
-	res, err := watched(ctx, t, op, func() (any, error) { return s.Send(method, params) })
+	res, err := watched(ctx, t, op, func() (any, error) { return sendCDP(ctx, s, 0, method, params) })
 	if err != nil {
 		return nil, err
 	}
@@ -112,13 +118,30 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 		}
 		return nil, perr
 	}
+	promise, _ := m["result"].(map[string]any)["objectId"].(string)
+	for {
+		res, err = watched(ctx, t, op, func() (any, error) {
+			return sendCDP(ctx, s, awaitChunk, "Runtime.awaitPromise", map[string]any{"promiseObjectId": promise})
+		})
+		var te *TimeoutError
+		if !errors.As(err, &te) || ctx.Err() != nil || t.c.isLost() {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, _ = res.(map[string]any)
+	if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+		return nil, &PageError{Op: op, Msg: thrownText(ex)}
+	}
 	r, _ := m["result"].(map[string]any)
 	if v, done := remoteValue(r); done {
 		return v, nil
 	}
 	id, _ := r["objectId"].(string)
 	res, err = call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
-		return s.Send("Runtime.callFunctionOn", map[string]any{
+		return sendCDP(ctx, s, 0, "Runtime.callFunctionOn", map[string]any{
 			"objectId": id, "functionDeclaration": evalValueJS, "returnByValue": true, "objectGroup": group,
 		})
 	})
@@ -166,6 +189,9 @@ func remoteValue(r map[string]any) (v any, done bool) {
 	if u, ok := r["unserializableValue"].(string); ok {
 		return unserializable(u), true
 	}
+	if f, ok := r["value"].(float64); ok {
+		return number(f), true
+	}
 	return r["value"], true
 }
 
@@ -197,6 +223,9 @@ func unserializable(u string) any {
 func decodeValue(v any, refs map[float64]any) any {
 	m, ok := v.(map[string]any)
 	if !ok {
+		if f, ok := v.(float64); ok {
+			return number(f)
+		}
 		return v
 	}
 	if s, ok := m["v"].(string); ok {
@@ -252,6 +281,15 @@ func decodeValue(v any, refs map[float64]any) any {
 
 func num(v any) float64 { f, _ := v.(float64); return f }
 
+// number is a JSON number as Playwright's client gives it: an int when it
+// is integral (and fits one), else the float64.
+func number(f float64) any {
+	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return int(f)
+	}
+	return f
+}
+
 // typedArray is a typed array's elements: numbers, float32 for a
 // Float32Array (so they print as it holds them), integers for the bigint
 // kinds.
@@ -266,8 +304,10 @@ func typedArray(ta map[string]any) any {
 		case "bi64", "bui64":
 			s, _ := x.(string)
 			out[i] = json.Number(s)
-		default:
+		case "f64":
 			out[i] = x
+		default:
+			out[i] = number(num(x))
 		}
 	}
 	return out

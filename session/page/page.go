@@ -519,7 +519,7 @@ func (t *Tab) isolatedCall(ctx context.Context, op string, stop stopOn, fn, grou
 		if group != "" {
 			params["objectGroup"] = group
 		}
-		res, err := call(ctx, t.c, op, stop, func() (any, error) { return s.Send("Runtime.callFunctionOn", params) })
+		res, err := call(ctx, t.c, op, stop, func() (any, error) { return sendCDP(ctx, s, 0, "Runtime.callFunctionOn", params) })
 		if err != nil {
 			// The world went with its document: make a new one, once.
 			var pe *PageError
@@ -583,7 +583,7 @@ func (t *Tab) CDP(ctx context.Context, method string, params map[string]any) (an
 	if params == nil {
 		params = map[string]any{}
 	}
-	return call(ctx, t.c, method, stopOn{}, func() (any, error) { return s.Send(method, params) })
+	return call(ctx, t.c, method, stopOn{}, func() (any, error) { return sendCDP(ctx, s, 0, method, params) })
 }
 
 func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
