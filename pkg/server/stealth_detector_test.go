@@ -47,6 +47,12 @@ func driveDetector(t *testing.T, c *mcptest.Client, srv *httptest.Server) map[st
 		map[string]any{"target": ref(`checkbox "Agree"`), "name": "Agree", "type": "checkbox", "value": "true"},
 	}})
 	must(t, c, "browser_find", map[string]any{"text": "Hover"})
+	// Each snapshot mode's refs: the role mode's and the ARIA mode's reach
+	// their elements in other ways than the AI mode's.
+	for _, mode := range []string{"role", "aria"} {
+		ms := must(t, c, "browser_snapshot", map[string]any{"mode": mode})
+		must(t, c, "browser_click", map[string]any{"target": modeRef(t, ms, `button "Press me"`)})
+	}
 	must(t, c, "browser_take_screenshot", map[string]any{})
 	must(t, c, "browser_evaluate", map[string]any{"function": "() => probe()"}, "probed")
 	must(t, c, "browser_evaluate", map[string]any{"function": "(el) => probe()", "target": ref(`button "Press me"`)}, "probed")

@@ -7,6 +7,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -56,8 +57,9 @@ const utilityWorldPrefix = "__playwright_utility_world_"
 // utilityContexts lists the execution contexts of Playwright's utility
 // worlds in the tab's frames (those of this renderer). The session's
 // Runtime domain is enabled only while they are read: it reports the
-// contexts there are, then is disabled (Playwright's own session has it
-// enabled all along, so the page can tell nothing new from it).
+// contexts there are, then is disabled. Enabling it replays the page's
+// console messages to this session, which reads a logged error's name in
+// the page's world: the last resort of giveInWorlds only.
 func (t *Tab) utilityContexts(ctx context.Context, s playwright.CDPSession) ([]int, error) {
 	t.worldsMu.Lock()
 	defer t.worldsMu.Unlock()
@@ -96,8 +98,96 @@ func (t *Tab) utilityContexts(ctx context.Context, s playwright.CDPSession) ([]i
 
 // giveNode makes the node of backendNodeID (its element, for a text node)
 // reachable by a Playwright locator of the main frame, under the name of
-// ref, with no mark on the page.
+// ref, with no mark on the page and, for a node of the document or of an
+// open shadow root, no Runtime.enable (see mainObject): the hand-off
+// engine's listen, in Playwright's utility world, waits for an event of a
+// name made for this call; the tab's isolated world, where the node is
+// resolved by its backend id, sends it from the node; the listener keeps
+// the node where give finds it. A node in a closed shadow root (whose
+// events reach the document retargeted to its host) or in no document of
+// that world goes the way of giveInWorlds.
 func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (playwright.Locator, error) {
+	key := "cloakmcpRef_" + ref // the node the ref was last given
+	name := "cloakmcp" + strconv.FormatUint(rand.Uint64(), 36)
+	if _, err := call(ctx, t.c, "find "+ref, stopOn{modal: t}, func() (int, error) {
+		return t.p.Locator(handoffEngine + "=listen:" + name + ":" + key).Count()
+	}); err != nil {
+		return nil, err
+	}
+	sent, err := t.sendFromNode(ctx, backendNodeID, name)
+	switch {
+	case err != nil:
+		return nil, err
+	case sent == "gone":
+		return nil, errNoHandoff
+	case sent != "sent":
+		return t.giveInWorlds(ctx, key, backendNodeID)
+	}
+	return t.p.Locator(handoffEngine + "=give:" + key), nil
+}
+
+// sendFromNode resolves the node of backend in the tab's isolated world
+// and sends the event name from it (giveSend): "sent", "gone" (no longer
+// in the document), "closed" (in a closed shadow root), or "other" (not
+// in that world's document).
+func (t *Tab) sendFromNode(ctx context.Context, backend int64, name string) (string, error) {
+	for attempt := 0; ; attempt++ {
+		cid, err := t.watchContext(ctx, t.LastNavSeq())
+		if err != nil {
+			return "", err
+		}
+		res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backend, "executionContextId": cid})
+		if isPageErr(err) {
+			if attempt == 0 {
+				t.forgetWatchContext(cid) // the world may have gone with its document
+				continue
+			}
+			return "other", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		obj, _ := res.(map[string]any)["object"].(map[string]any)
+		id, _ := obj["objectId"].(string)
+		if id == "" {
+			return "other", nil
+		}
+		res, err = t.CDP(ctx, "Runtime.callFunctionOn", map[string]any{
+			"objectId": id, "functionDeclaration": giveSend, "returnByValue": true,
+			"arguments": []any{map[string]any{"value": name}},
+		})
+		_, _ = t.CDP(ctx, "Runtime.releaseObject", map[string]any{"objectId": id})
+		if err != nil {
+			return "", err
+		}
+		m, _ := res.(map[string]any)
+		if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+			return "", fmt.Errorf("hand over the node: %v", exceptionText(ex))
+		}
+		v, _ := m["result"].(map[string]any)["value"].(string)
+		return v, nil
+	}
+}
+
+// giveSend (isolated world, this = the node) sends an event named name
+// from the node's element, when the listener on the document can get it.
+const giveSend = `function (name) {
+	const el = this.nodeType === 1 ? this : this.parentElement;
+	if (!el || !el.isConnected) return 'gone';
+	if (el.ownerDocument !== document) return 'other';
+	for (let r = el.getRootNode(); r !== document; r = r.host.getRootNode()) {
+		if (!r.host || r.mode !== 'open') return 'closed';
+	}
+	el.dispatchEvent(new CustomEvent(name, {composed: true}));
+	return 'sent';
+}`
+
+// giveInWorlds hands the node over by resolving it in each of Playwright's
+// utility worlds of the tab (utilityContexts, which enables the Runtime
+// domain for a moment: the page's console messages are replayed to the
+// session, a tell for a page that logged an error) and keeping it in the
+// global key of the world of its frame.
+func (t *Tab) giveInWorlds(ctx context.Context, key string, backendNodeID int64) (playwright.Locator, error) {
 	s, err := t.cdpSession(ctx)
 	if err != nil {
 		return nil, err
@@ -106,7 +196,6 @@ func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (pl
 	if err != nil {
 		return nil, err
 	}
-	key := "cloakmcpRef_" + ref // the node the ref was last given
 	for _, cid := range ids {
 		res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backendNodeID, "executionContextId": cid})
 		if err != nil {

@@ -2,7 +2,10 @@
 // script, so it runs in Playwright's utility world (an isolated world the
 // page cannot see), never the page's own. "give:K" matches the element the
 // tab's CDP session put in that world's global K (handoff.go), if it is
-// under the root the locator queries. "take:K" goes the other way: it
+// under the root the locator queries. "listen:E:K" (on the document) puts
+// it there: it forgets K, then keeps in K the first target of the next
+// event named E, which the tab's isolated world sends from the element
+// (giveNode); it matches nothing. "take:K" goes the other way: it
 // matches the root itself (the element a locator found) and sends it, in
 // an event named K, to the tab's isolated world (mainObject); not for an
 // element in a frame or a closed shadow root, where that world's listener
@@ -19,6 +22,14 @@
 			}
 			root.dispatchEvent(new CustomEvent(key, {composed: true}));
 			return [root];
+		}
+		if (verb === 'listen') {
+			const j = key.indexOf(':');
+			if (j < 0 || root !== document) return [];
+			const ev = key.slice(0, j), k = key.slice(j + 1);
+			delete globalThis[k];
+			document.addEventListener(ev, (e) => { globalThis[k] = e.composedPath()[0]; }, {capture: true, once: true});
+			return [];
 		}
 		if (verb !== 'give') return [];
 		const el = globalThis[key];
