@@ -1,0 +1,119 @@
+package driver
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+)
+
+// TestShimPreloadsTheCodeCache: the shim puts the code cache's preload on
+// node's command line, quoted (a driver dir with a space and a quote in
+// it), and leaves it off when CLOAKBROWSER_MCP_DRIVER_CODE_CACHE=off.
+func TestShimPreloadsTheCodeCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "it's a dir")
+	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	// A node that prints the arguments it got, one a line.
+	node := filepath.Join(t.TempDir(), "node")
+	os.WriteFile(node, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n"), 0o755)
+	args := func() []string {
+		t.Helper()
+		p, err := versionShim(Options{Dir: dir, NodePath: node})
+		if err != nil || p == "" {
+			t.Fatalf("shim: %q %v", p, err)
+		}
+		t.Setenv(driverArgsEnv, "--max-lazy")
+		out, err := exec.Command(p, "cli.js", "run-driver").Output()
+		if err != nil {
+			t.Fatalf("shim: %v", err)
+		}
+		return strings.Split(strings.TrimSpace(string(out)), "\n")
+	}
+	got := args()
+	if len(got) != 5 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "cli.js" || got[4] != "run-driver" {
+		t.Fatalf("node got %q, want --max-lazy -r PRELOAD cli.js run-driver", got)
+	}
+	if b, err := os.ReadFile(got[2]); err != nil || string(b) != codeCacheJS || filepath.Dir(got[2]) != dir {
+		t.Fatalf("preload %s in %s: %v", got[2], dir, err)
+	}
+	t.Setenv(CodeCacheEnv, "off")
+	if got := args(); len(got) != 3 || got[0] != "--max-lazy" || got[1] != "cli.js" {
+		t.Fatalf("with %s=off node got %q, want --max-lazy cli.js run-driver", CodeCacheEnv, got)
+	}
+}
+
+// TestCodeCacheIsWrittenThenTaken: the real driver, in a driver dir of its
+// own (its package linked to the installed one), writes a code cache of
+// both bundles at its first run, and its next run takes it: V8 accepts it,
+// so nothing is written again.
+func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
+	testtier.BrowserTier(t)
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
+	inst := Options{}.Resolved()
+	if _, err := os.Stat(inst.CLIPath()); err != nil {
+		t.Fatalf("driver not installed (run `go run ./cmd/cloakbrowser-mcp install --driver-only`): %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(inst.Dir, "package"), filepath.Join(dir, "package")); err != nil {
+		t.Fatal(err)
+	}
+	run := func() {
+		t.Helper()
+		d := Start(Options{Dir: dir}, false)
+		if _, err := d.Get(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	caches := func() map[string]time.Time {
+		t.Helper()
+		m := map[string]time.Time{}
+		es, _ := os.ReadDir(filepath.Join(dir, "code-cache"))
+		for _, e := range es {
+			fi, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[e.Name()] = fi.ModTime()
+		}
+		return m
+	}
+	run()
+	var first map[string]time.Time
+	testtier.EventuallyState(t, 10*time.Second, "the code cache of both bundles", func() (bool, string) {
+		first = caches()
+		var core, utils bool
+		for n := range first {
+			core = core || strings.HasPrefix(n, "coreBundle-") && strings.HasSuffix(n, ".cache")
+			utils = utils || strings.HasPrefix(n, "utilsBundle-") && strings.HasSuffix(n, ".cache")
+		}
+		return core && utils && len(first) == 2, strings.Join(keys(first), " ")
+	})
+	run()
+	second := caches()
+	if len(second) != len(first) {
+		t.Fatalf("the second run left %v, the first %v", keys(second), keys(first))
+	}
+	for n, at := range first {
+		if !second[n].Equal(at) {
+			t.Errorf("%s was written again: V8 refused the cache the first run made", n)
+		}
+	}
+}
+
+func keys(m map[string]time.Time) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
