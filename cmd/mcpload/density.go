@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -204,6 +205,36 @@ func roleOf(p proctree.Proc, root int) role {
 	}
 }
 
+// chromiumKind is what a browser process is, from its command line: its
+// --type (renderer, gpu-process, zygote, …; "network" for the network
+// service's utility process, "utility" for the others), or "browser" for
+// the main process; "" when its command line cannot be read.
+func chromiumKind(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	kind, sub := "browser", ""
+	// Chromium's child processes set their title: one string with the
+	// arguments separated by spaces.
+	for _, a := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' }) {
+		if v, ok := strings.CutPrefix(a, "--type="); ok {
+			kind = v
+		}
+		if v, ok := strings.CutPrefix(a, "--utility-sub-type="); ok {
+			sub = v
+		}
+	}
+	if kind == "utility" && strings.HasPrefix(sub, "network.") {
+		return "network"
+	}
+	return kind
+}
+
+// chromiumKinds are the kinds printDensity lists, in its order; any other
+// counts under "other".
+var chromiumKinds = []string{"browser", "renderer", "gpu-process", "network", "utility", "zygote", "other"}
+
 // cpuMeter sums the CPU time processes of a tree use after it starts:
 // sampled, a process's last seen total counts (minus what it had used at the
 // start). A process that is born and exits between two samples is missed.
@@ -212,6 +243,9 @@ type cpuMeter struct {
 	base map[procKey]int64 // CPU ms at the first sample, for processes alive then
 	last map[procKey]int64
 	role map[procKey]role
+	// kind is a browser process's chromiumKind, read once (kindOf).
+	kind   map[procKey]string
+	kindOf func(pid int) string
 }
 
 type procKey struct {
@@ -220,12 +254,21 @@ type procKey struct {
 }
 
 func newCPUMeter(root int, ps []proctree.Proc) *cpuMeter {
-	m := &cpuMeter{root: root, base: map[procKey]int64{}, last: map[procKey]int64{}, role: map[procKey]role{}}
+	m := &cpuMeter{root: root, base: map[procKey]int64{}, last: map[procKey]int64{}, role: map[procKey]role{},
+		kind: map[procKey]string{}, kindOf: chromiumKind}
 	for _, p := range ps {
 		k := procKey{p.PID, p.Start}
-		m.base[k], m.last[k], m.role[k] = p.CPUms, p.CPUms, roleOf(p, root)
+		m.base[k], m.last[k] = p.CPUms, p.CPUms
+		m.classify(k, p)
 	}
 	return m
+}
+
+func (m *cpuMeter) classify(k procKey, p proctree.Proc) {
+	m.role[k] = roleOf(p, m.root)
+	if m.role[k] == roleChromium {
+		m.kind[k] = m.kindOf(p.PID)
+	}
 }
 
 func (m *cpuMeter) sample(ps []proctree.Proc) {
@@ -233,9 +276,26 @@ func (m *cpuMeter) sample(ps []proctree.Proc) {
 		k := procKey{p.PID, p.Start}
 		m.last[k] = p.CPUms
 		if _, ok := m.role[k]; !ok {
-			m.role[k] = roleOf(p, m.root)
+			m.classify(k, p)
 		}
 	}
+}
+
+// chromiumSeconds is the browser processes' CPU time since the first
+// sample, per chromiumKinds entry.
+func (m *cpuMeter) chromiumSeconds() map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m.last {
+		if m.role[k] != roleChromium {
+			continue
+		}
+		kind := m.kind[k]
+		if !slices.Contains(chromiumKinds, kind) {
+			kind = "other"
+		}
+		out[kind] += float64(v-m.base[k]) / 1000
+	}
+	return out
 }
 
 // seconds is the CPU time used since the first sample, per role.
@@ -265,8 +325,10 @@ type densityResult struct {
 	Seconds     float64          `json:"seconds"`
 	CPU         map[role]float64 `json:"cpu_s"`
 	CPUPerRound map[role]float64 `json:"cpu_s_per_round"`
-	PSSKB       map[role]int64   `json:"pss_kb"`
-	PSSPerSess  int64            `json:"pss_per_session_kb"`
+	// ChromiumPerRound splits CPUPerRound's chromium by process kind.
+	ChromiumPerRound map[string]float64 `json:"chromium_cpu_s_per_round"`
+	PSSKB            map[role]int64     `json:"pss_kb"`
+	PSSPerSess       int64              `json:"pss_per_session_kb"`
 }
 
 func runDensity(ctx context.Context, o options, bin, work, pages string) error {
@@ -366,10 +428,13 @@ func measureDensity(ctx context.Context, o options, s *server, pages, name strin
 		r.FirstErrors = append(r.FirstErrors, "no round finished; server log tail: "+mcptest.Tail(s.stderr.String(), 600))
 	}
 	r.CPU = meter.seconds()
-	r.CPUPerRound = map[role]float64{}
+	r.CPUPerRound, r.ChromiumPerRound = map[role]float64{}, map[string]float64{}
 	if r.Loops > 0 {
 		for k, v := range r.CPU {
 			r.CPUPerRound[k] = v / float64(r.Loops)
+		}
+		for k, v := range meter.chromiumSeconds() {
+			r.ChromiumPerRound[k] = v / float64(r.Loops)
 		}
 	}
 	if r.Connected > 0 {
@@ -414,6 +479,17 @@ func printDensity(w io.Writer, o options, rs []*densityResult) {
 			total(r.CPUPerRound), r.CPUPerRound[roleChromium], r.CPUPerRound[roleDriver], r.CPUPerRound[roleServer],
 			float64(r.PSSPerSess)/1024, perSess(r, r.PSSKB[roleChromium]), perSess(r, r.PSSKB[roleDriver]), perSess(r, r.PSSKB[roleServer]),
 			float64(r.RSSPerSessKB)/1024)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nChromium CPU-s/round by process\n\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "server\t%s\t\n", strings.Join(chromiumKinds, "\t"))
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s", r.Server)
+		for _, k := range chromiumKinds {
+			fmt.Fprintf(tw, "\t%.3f", r.ChromiumPerRound[k])
+		}
+		fmt.Fprintln(tw, "\t")
 	}
 	_ = tw.Flush()
 	if len(rs) == 2 && rs[1].Loops > 0 {

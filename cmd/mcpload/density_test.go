@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
@@ -36,6 +37,54 @@ func TestCPUMeter(t *testing.T) {
 		if d := got[r] - w; d > 1e-9 || d < -1e-9 {
 			t.Errorf("%s: %.3f CPU-s, want %.3f", r, got[r], w)
 		}
+	}
+	// The meter above read the kinds of made-up PIDs: whatever they are,
+	// the kinds add up to the chromium total.
+	var sum float64
+	for _, v := range m.chromiumSeconds() {
+		sum += v
+	}
+	if d := sum - want[roleChromium]; d > 1e-9 || d < -1e-9 {
+		t.Errorf("chromium by kind adds up to %.3f CPU-s, want %.3f", sum, want[roleChromium])
+	}
+}
+
+// TestChromiumKinds: the browser's processes are told apart by kind, each
+// process once (a PID reused by another kind is another process).
+func TestChromiumKinds(t *testing.T) {
+	const root = 10
+	kinds := map[int]string{12: "browser", 13: "renderer", 14: "gpu-process", 15: "network", 16: "storage"}
+	m := newCPUMeter(root, []proctree.Proc{{PID: root, Comm: "cloakbrowser-mc", Start: 1}})
+	m.kindOf = func(pid int) string { return kinds[pid] }
+	m.sample([]proctree.Proc{
+		{PID: 12, Comm: "chromium", CPUms: 1000, Start: 3},
+		{PID: 13, Comm: "chromium", CPUms: 3000, Start: 4},
+		{PID: 14, Comm: "chromium", CPUms: 2000, Start: 5},
+		{PID: 15, Comm: "chromium", CPUms: 500, Start: 6},
+		{PID: 16, Comm: "chromium", CPUms: 100, Start: 7},
+	})
+	kinds[13] = "utility" // read once: a later sample does not reclassify 13
+	m.sample([]proctree.Proc{{PID: 13, Comm: "chromium", CPUms: 3500, Start: 4}})
+	got := m.chromiumSeconds()
+	want := map[string]float64{"browser": 1, "renderer": 3.5, "gpu-process": 2, "network": 0.5, "other": 0.1}
+	for k, w := range want {
+		if d := got[k] - w; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: %.3f CPU-s, want %.3f", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("kinds %v, want %v", got, want)
+	}
+}
+
+// TestChromiumKindOfThisProcess reads a real command line: this test
+// binary has no --type, so it reads as a browser's main process.
+func TestChromiumKindOfThisProcess(t *testing.T) {
+	if got := chromiumKind(os.Getpid()); got != "browser" {
+		t.Fatalf("chromiumKind(self) = %q, want browser", got)
+	}
+	if got := chromiumKind(1 << 30); got != "" {
+		t.Fatalf("chromiumKind of no process = %q, want \"\"", got)
 	}
 }
 
