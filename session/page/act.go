@@ -113,7 +113,7 @@ func (t *Tab) watchWindowOpens(s playwright.CDPSession) {
 	t.c.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
 		defer cancel()
-		_, _ = call(ctx, t.c, "watch window opens", stopOn{}, func() (any, error) { return s.Send("Page.enable", map[string]any{}) })
+		_, _ = call(ctx, t.c, "watch window opens", stopOn{}, func() (any, error) { return sendCDP(ctx, s, 0, "Page.enable", map[string]any{}) })
 	})
 }
 

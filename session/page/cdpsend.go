@@ -44,12 +44,19 @@ func sessionChannel(s playwright.CDPSession) unsafe.Pointer {
 	return f.UnsafePointer()
 }
 
-// sendCDP sends a command on s that the driver answers by ctx's deadline
-// at the latest (with a timeout error), or by d when d is shorter and not
-// zero.
+// ctxGrace is how long after its context's deadline the driver answers a
+// command whose deadline is the context's: the caller, waiting on the
+// context too, has given up by then, and answers with the context's error.
+const ctxGrace = 50 * time.Millisecond
+
+// sendCDP sends a command on s that the driver answers (with a timeout
+// error) at the latest ctxGrace after ctx's deadline, or after d when that
+// is sooner and d is not zero.
 func sendCDP(ctx context.Context, s playwright.CDPSession, d time.Duration, method string, params map[string]any) (any, error) {
-	if dl, ok := ctx.Deadline(); ok && (d == 0 || time.Until(dl) < d) {
-		d = time.Until(dl)
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) + ctxGrace; d == 0 || left < d {
+			d = left
+		}
 	}
 	ch := sessionChannel(s)
 	if ch == nil || d == 0 {

@@ -54,7 +54,7 @@ func (t *Tab) watchDownloads(s playwright.CDPSession) {
 	t.c.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
 		defer cancel()
-		_, _ = call(ctx, t.c, "watch downloads", stopOn{}, func() (any, error) { return s.Send("Page.enable", map[string]any{}) })
+		_, _ = call(ctx, t.c, "watch downloads", stopOn{}, func() (any, error) { return sendCDP(ctx, s, 0, "Page.enable", map[string]any{}) })
 	})
 }
 

@@ -246,7 +246,7 @@ func (e *Element) drop(files []InputFile, data map[string]string) error {
 		drag["files"] = paths
 	}
 	send := func(typ string) error {
-		_, err := s.Send("Input.dispatchDragEvent", map[string]any{"type": typ, "x": x, "y": y, "data": drag})
+		_, err := sendCDP(ctx, s, 0, "Input.dispatchDragEvent", map[string]any{"type": typ, "x": x, "y": y, "data": drag})
 		return err
 	}
 	checked := true

@@ -84,10 +84,10 @@ func (t *Tab) utilityContexts(ctx context.Context, s playwright.CDPSession) ([]i
 	// The contexts there are are reported before enable's answer, and
 	// heard (events are handled in order) before disable's.
 	_, err := call(ctx, t.c, "list the page's worlds", stopOn{modal: t}, func() (any, error) {
-		if _, err := s.Send("Runtime.enable", map[string]any{}); err != nil {
+		if _, err := sendCDP(ctx, s, 0, "Runtime.enable", map[string]any{}); err != nil {
 			return nil, err
 		}
-		return s.Send("Runtime.disable", map[string]any{})
+		return sendCDP(ctx, s, 0, "Runtime.disable", map[string]any{})
 	})
 	t.mu.Lock()
 	ids := t.utilCtx

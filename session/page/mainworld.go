@@ -35,9 +35,10 @@ import (
 //
 // Where this cannot run the call goes the old way, Playwright's evaluate
 // with the detached wrapper: a source that is not one expression (a
-// statement list, which Playwright's eval takes), an element in a frame of
-// another renderer, an element that is not there yet (Playwright's
-// evaluate waits for it, and says why it is not there).
+// statement list, which Playwright's eval takes), an element in a frame or
+// in a closed shadow root (handoff.go's take does not reach it), an element
+// that is not there yet (Playwright's evaluate waits for it, and says why
+// it is not there).
 
 //go:embed evalvalue.js
 var evalValueJS string
@@ -48,6 +49,9 @@ var errNotMainWorld = errors.New("not run in the main world over CDP")
 
 // awaitChunk is how long one wait for the function's promise lasts.
 const awaitChunk = time.Second
+
+// releaseTimeout bounds the release of a call's remote objects.
+const releaseTimeout = 5 * time.Second
 
 // evalGroups names the object group of each call.
 var evalGroups atomic.Uint64
@@ -61,7 +65,9 @@ func (t *Tab) evalGroup() (group string, release func()) {
 		s := t.cdpSess
 		t.mu.Unlock()
 		if s != nil {
-			t.c.Go(func() { _, _ = s.Send("Runtime.releaseObjectGroup", map[string]any{"objectGroup": group}) })
+			t.c.Go(func() {
+				_, _ = sendCDP(context.Background(), s, releaseTimeout, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": group})
+			})
 		}
 	}
 }

@@ -317,7 +317,7 @@ func (t *Tab) terminate(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, terminateTimeout)
 	defer cancel()
 	_, err := call(ctx, t.c, "stop the page's script", stopOn{}, func() (any, error) {
-		return s.Send("Runtime.terminateExecution", map[string]any{})
+		return sendCDP(ctx, s, 0, "Runtime.terminateExecution", map[string]any{})
 	})
 	t.c.env.Log.Debug().AnErr("error", err).Int("tab", t.ID).Msg("stopped the page's script")
 }

@@ -45,7 +45,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 			return nil, err
 		}
 		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t, busyOK: true}, func() (any, error) {
-			return s.Send("Runtime.evaluate", map[string]any{
+			return sendCDP(ctx, s, 0, "Runtime.evaluate", map[string]any{
 				"expression": expr, "contextId": cid, "returnByValue": true, "awaitPromise": true,
 			})
 		})
@@ -92,7 +92,7 @@ func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.Send("Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": watch.World})
+		return sendCDP(ctx, s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": watch.World})
 	})
 	if err != nil {
 		return 0, err

@@ -297,7 +297,7 @@ func (t *Tab) CallWebMCP(ctx context.Context, doc int, name string, input map[st
 		return WebMCPResult{}, err
 	}
 	res, err := call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
-		return s.Send("WebMCP.invokeTool", map[string]any{"frameId": frame, "toolName": name, "input": input})
+		return sendCDP(ctx, s, 0, "WebMCP.invokeTool", map[string]any{"frameId": frame, "toolName": name, "input": input})
 	})
 	if err != nil {
 		return WebMCPResult{}, err
@@ -340,7 +340,7 @@ func (t *Tab) CallWebMCP(ctx context.Context, doc int, name string, input map[st
 			cctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 			defer cancel()
 			_, _ = call(cctx, t.c, "cancel a WebMCP call", stopOn{}, func() (any, error) {
-				return s.Send("WebMCP.cancelInvocation", map[string]any{"invocationId": id})
+				return sendCDP(cctx, s, 0, "WebMCP.cancelInvocation", map[string]any{"invocationId": id})
 			})
 		})
 		if errors.Is(err, ErrWebMCPGone) {
