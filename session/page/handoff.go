@@ -136,37 +136,55 @@ func (t *Tab) sendFromNode(ctx context.Context, backend int64, name string) (str
 		if err != nil {
 			return "", err
 		}
-		res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backend, "executionContextId": cid})
-		if isPageErr(err) {
+		v, err := t.callOnNode(ctx, backend, cid, giveSend, name)
+		if errors.Is(err, errNotInWorld) {
 			if attempt == 0 {
 				t.forgetWatchContext(cid) // the world may have gone with its document
 				continue
 			}
 			return "other", nil
 		}
-		if err != nil {
-			return "", err
-		}
-		obj, _ := res.(map[string]any)["object"].(map[string]any)
-		id, _ := obj["objectId"].(string)
-		if id == "" {
-			return "other", nil
-		}
-		res, err = t.CDP(ctx, "Runtime.callFunctionOn", map[string]any{
-			"objectId": id, "functionDeclaration": giveSend, "returnByValue": true,
-			"arguments": []any{map[string]any{"value": name}},
-		})
-		_, _ = t.CDP(ctx, "Runtime.releaseObject", map[string]any{"objectId": id})
-		if err != nil {
-			return "", err
-		}
-		m, _ := res.(map[string]any)
-		if ex, ok := m["exceptionDetails"].(map[string]any); ok {
-			return "", fmt.Errorf("hand over the node: %v", exceptionText(ex))
-		}
-		v, _ := m["result"].(map[string]any)["value"].(string)
-		return v, nil
+		s, _ := v.(string)
+		return s, err
 	}
+}
+
+// errNotInWorld means a node is not in the execution context it was
+// resolved in (another frame's, or a context that went).
+var errNotInWorld = errors.New("the node is not in that world")
+
+// callOnNode resolves the node of backend in the execution context cid and
+// calls fn on it there (this = the node) with args, giving its value.
+func (t *Tab) callOnNode(ctx context.Context, backend int64, cid int, fn string, args ...any) (any, error) {
+	res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backend, "executionContextId": cid})
+	if isPageErr(err) {
+		return nil, errNotInWorld
+	}
+	if err != nil {
+		return nil, err
+	}
+	obj, _ := res.(map[string]any)["object"].(map[string]any)
+	id, _ := obj["objectId"].(string)
+	if id == "" {
+		return nil, errNotInWorld
+	}
+	callArgs := make([]any, len(args))
+	for i, a := range args {
+		callArgs[i] = map[string]any{"value": a}
+	}
+	res, err = t.CDP(ctx, "Runtime.callFunctionOn", map[string]any{
+		"objectId": id, "functionDeclaration": fn, "returnByValue": true, "arguments": callArgs,
+	})
+	_, _ = t.CDP(ctx, "Runtime.releaseObject", map[string]any{"objectId": id})
+	if err != nil {
+		return nil, err
+	}
+	m, _ := res.(map[string]any)
+	if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+		return nil, fmt.Errorf("hand over the node: %v", exceptionText(ex))
+	}
+	r, _ := m["result"].(map[string]any)
+	return r["value"], nil
 }
 
 // giveSend (isolated world, this = the node) sends an event named name
@@ -197,24 +215,10 @@ func (t *Tab) giveInWorlds(ctx context.Context, key string, backendNodeID int64)
 		return nil, err
 	}
 	for _, cid := range ids {
-		res, err := t.CDP(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": backendNodeID, "executionContextId": cid})
-		if err != nil {
-			if !isPageErr(err) {
-				return nil, err
-			}
+		_, err := t.callOnNode(ctx, backendNodeID, cid, `function(k) { globalThis[k] = this.nodeType === 1 ? this : this.parentElement; }`, key)
+		if errors.Is(err, errNotInWorld) {
 			continue // the node is in another frame than this world's
 		}
-		obj, _ := res.(map[string]any)["object"].(map[string]any)
-		id, _ := obj["objectId"].(string)
-		if id == "" {
-			continue
-		}
-		_, err = t.CDP(ctx, "Runtime.callFunctionOn", map[string]any{
-			"objectId":            id,
-			"functionDeclaration": `function(k) { globalThis[k] = this.nodeType === 1 ? this : this.parentElement; }`,
-			"arguments":           []any{map[string]any{"value": key}},
-		})
-		_, _ = t.CDP(ctx, "Runtime.releaseObject", map[string]any{"objectId": id})
 		if err != nil {
 			return nil, err
 		}
