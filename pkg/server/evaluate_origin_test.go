@@ -74,4 +74,12 @@ func TestEvaluateOnElementsLeavesNoOrigin(t *testing.T) {
 	if !strings.Contains(out, `"id": "shadow"`) || !strings.Contains(out, `2.5`) {
 		t.Errorf("an awaited object from the shadow element:\n%s", out)
 	}
+	// A promise that takes longer than one wait for it (awaitChunk, 1 s)
+	// is waited for again until it settles.
+	out = must(t, c, "browser_evaluate", map[string]any{
+		"function": `async () => { await new Promise(r => setTimeout(r, 1600)); return 'settled late' }`,
+	})
+	if !strings.Contains(out, `"settled late"`) {
+		t.Errorf("a promise settling after 1.6 s:\n%s", out)
+	}
 }
