@@ -89,7 +89,7 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	}
 	run()
 	var first map[string]time.Time
-	testtier.EventuallyState(t, 10*time.Second, "the code cache of both bundles", func() (bool, string) {
+	testtier.EventuallyState(t, 30*time.Second, "the code cache of both bundles", func() (bool, string) {
 		first = caches()
 		var core, utils bool
 		for n := range first {
