@@ -1,9 +1,11 @@
 package driver
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,24 +98,16 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 			core = core || strings.HasPrefix(n, "coreBundle-") && strings.HasSuffix(n, ".cache")
 			utils = utils || strings.HasPrefix(n, "utilsBundle-") && strings.HasSuffix(n, ".cache")
 		}
-		return core && utils && len(first) == 2, strings.Join(keys(first), " ")
+		return core && utils && len(first) == 2, strings.Join(slices.Sorted(maps.Keys(first)), " ")
 	})
 	run()
 	second := caches()
 	if len(second) != len(first) {
-		t.Fatalf("the second run left %v, the first %v", keys(second), keys(first))
+		t.Fatalf("the second run left %v, the first %v", slices.Sorted(maps.Keys(second)), slices.Sorted(maps.Keys(first)))
 	}
 	for n, at := range first {
 		if !second[n].Equal(at) {
 			t.Errorf("%s was written again: V8 refused the cache the first run made", n)
 		}
 	}
-}
-
-func keys(m map[string]time.Time) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
