@@ -135,8 +135,10 @@ func (b *bench) coldRun(ctx context.Context, name string, full bool) {
 	r, err := p.call(ctx, "browser_navigate", map[string]any{"url": b.url("/article.html")}, b.cfg.callTimeout)
 	if err != nil {
 		res.fail("first navigate, cold process", err)
+		res.fail("spawn → first page", err)
 	} else {
 		res.add("first navigate, cold process", b.ms(r.Dur))
+		res.add("spawn → first page", b.ms(p.InitDur+r.Dur))
 	}
 	d, err := p.listTools(ctx, b.cfg.callTimeout)
 	if err != nil {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/proctree"
@@ -107,5 +108,28 @@ func TestRoleOf(t *testing.T) {
 				t.Fatalf("%s", got)
 			}
 		})
+	}
+}
+
+// TestDensityGoals: issue 28's 2× floor and issue 16's 3× goal are judged
+// apart, and a p95 over 3 s misses.
+func TestDensityGoals(t *testing.T) {
+	res := func(loops int, navP95 float64) *densityResult {
+		return &densityResult{modeResult: &modeResult{Loops: loops, Tools: map[string]*toolStats{
+			"browser_navigate": {P95ms: navP95}, "browser_snapshot": {P95ms: 100}, "browser_click": {P95ms: 200},
+		}}}
+	}
+	var b strings.Builder
+	printDensityGoals(&b, res(250, 3500), res(100, 9000))
+	out := b.String()
+	for _, want := range []string{
+		"rounds ≥ 2× upstream's (issue 28's floor): 2.50× — pass",
+		"rounds ≥ 3× upstream's: 2.50× — miss",
+		"browser_navigate p95 ≤ 3 s: 3500 ms — miss",
+		"browser_click p95 ≤ 3 s: 200 ms — pass",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("goals lack %q:\n%s", want, out)
+		}
 	}
 }
