@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/memtrim"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/cloakbrowser"
 	"github.com/cloakmcp/cloakbrowser-mcp/session"
 )
@@ -225,6 +226,9 @@ func (env *Env) handler(t *Tool) server.ToolHandlerFunc {
 		env.Log.Debug().Str("tool", t.Def.Name).Int64("ms", time.Since(start).Milliseconds()).Bool("error", r.Failed()).Msg("tool call")
 		res = env.build(r)
 		env.SessionLog.record(ctx, env, t.Def.Name, args, res)
+		// A big snapshot leaves its parse behind as garbage the runtime
+		// would keep: give it back once the answer is out.
+		memtrim.Note()
 		return res, nil
 	}
 }
