@@ -8,7 +8,9 @@
 // start and to launch a browser is compiled too (or at its exit, if that
 // comes first). The cache lives in
 // code-cache/ beside this file, one file per bundle, node version and
-// flags; it is written whole (a temporary file, then rename). Anything that
+// flags; it is written whole (a temporary file, then rename). A cache no
+// start has taken for 30 days, and a temporary file a killed writer left,
+// are removed. Anything that
 // fails here leaves the bundle to node's own loader.
 'use strict';
 const Module = require('module');
@@ -19,6 +21,7 @@ const crypto = require('crypto');
 
 const dir = path.join(__dirname, 'code-cache');
 const pending = [];
+const taken = [];
 const key = crypto.createHash('sha256').update(process.version + '\0' + process.execArgv.join(' ')).digest('hex').slice(0, 12);
 const compile = Module.prototype._compile;
 
@@ -34,6 +37,7 @@ Module.prototype._compile = function (content, filename) {
     if (vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER) opts.importModuleDynamically = vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
     script = new vm.Script(Module.wrap(content), opts);
     if (!cachedData || script.cachedDataRejected) pending.push([script, file]);
+    else taken.push(file);
   } catch {
     return compile.call(this, content, filename);
   }
@@ -53,5 +57,25 @@ const save = () => {
     }
   }
 };
-setTimeout(save, 3000).unref();
-process.once('exit', save);
+// A cache taken now is marked used (its mtime); one no start has taken
+// for 30 days is for another node, other flags or an older bundle: it is
+// removed, as is a temporary file older than a minute, left by a writer
+// that died halfway (a write takes milliseconds).
+const sweep = () => {
+  const now = new Date();
+  for (const f of taken.splice(0)) {
+    try { fs.utimesSync(f, now, now); } catch {}
+  }
+  let names;
+  try { names = fs.readdirSync(dir); } catch { return; }
+  const age = { '.tmp': 60e3, '.cache': 30 * 24 * 3600e3 };
+  for (const n of names) {
+    const max = age[path.extname(n)];
+    if (!max) continue;
+    const f = path.join(dir, n);
+    try { if (fs.statSync(f).mtimeMs < now - max) fs.unlinkSync(f); } catch {}
+  }
+};
+const finish = () => { save(); sweep(); };
+setTimeout(finish, 3000).unref();
+process.once('exit', finish);

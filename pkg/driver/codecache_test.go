@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -54,7 +56,10 @@ func TestShimPreloadsTheCodeCache(t *testing.T) {
 // TestCodeCacheIsWrittenThenTaken: the real driver, in a driver dir of its
 // own (its package linked to the installed one), writes a code cache of
 // both bundles at its first run, and its next run takes it: V8 accepts it,
-// so nothing is written again.
+// so nothing is written again. A temporary file a killed writer left (over
+// a minute old) is removed, a newer one (maybe being written) is not; a
+// cache no start took for 30 days is removed, and the ones taken are
+// marked used.
 func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	testtier.BrowserTier(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
@@ -65,6 +70,26 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Symlink(filepath.Join(inst.Dir, "package"), filepath.Join(dir, "package")); err != nil {
 		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(dir, "code-cache")
+	if err := os.Mkdir(cacheDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(cacheDir, "coreBundle-0-1-2.cache.999999.tmp")
+	fresh := filepath.Join(cacheDir, "coreBundle-0-1-2.cache.999998.tmp")
+	for _, f := range []string{stale, fresh} {
+		if err := os.WriteFile(f, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unused := filepath.Join(cacheDir, "coreBundle-000000000000-1-2.cache")
+	if err := os.WriteFile(unused, []byte("other flags"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for f, age := range map[string]time.Duration{stale: 2 * time.Minute, unused: 31 * 24 * time.Hour} {
+		if old := time.Now().Add(-age); os.Chtimes(f, old, old) != nil {
+			t.Fatal("cannot age", f)
+		}
 	}
 	run := func() {
 		t.Helper()
@@ -79,8 +104,11 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	caches := func() map[string]time.Time {
 		t.Helper()
 		m := map[string]time.Time{}
-		es, _ := os.ReadDir(filepath.Join(dir, "code-cache"))
+		es, _ := os.ReadDir(cacheDir)
 		for _, e := range es {
+			if !strings.HasSuffix(e.Name(), ".cache") || e.Name() == filepath.Base(unused) {
+				continue
+			}
 			fi, err := e.Info()
 			if err != nil {
 				t.Fatal(err)
@@ -100,14 +128,45 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 		}
 		return core && utils && len(first) == 2, strings.Join(slices.Sorted(maps.Keys(first)), " ")
 	})
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stale temporary file is still there (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent temporary file was removed: %v", err)
+	}
+	if _, err := os.Stat(unused); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a cache unused for 31 days is still there (%v)", err)
+	}
+	// Both caches aged 29 days: the next run takes them, which marks them
+	// used, and does not write them again (a write is a new file, renamed
+	// over the old).
+	aged := time.Now().Add(-29 * 24 * time.Hour)
+	inodes := map[string]os.FileInfo{}
+	for n := range first {
+		fi, err := os.Stat(filepath.Join(cacheDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes[n] = fi
+		if err := os.Chtimes(filepath.Join(cacheDir, n), aged, aged); err != nil {
+			t.Fatal(err)
+		}
+		first[n] = aged
+	}
 	run()
 	second := caches()
 	if len(second) != len(first) {
 		t.Fatalf("the second run left %v, the first %v", slices.Sorted(maps.Keys(second)), slices.Sorted(maps.Keys(first)))
 	}
-	for n, at := range first {
-		if !second[n].Equal(at) {
-			t.Errorf("%s was written again: V8 refused the cache the first run made", n)
+	for n := range first {
+		if at := second[n]; at.Before(time.Now().Add(-time.Hour)) {
+			t.Errorf("%s taken but not marked used (mtime %v)", n, at)
+		}
+	}
+	for n, fi := range inodes {
+		now, err := os.Stat(filepath.Join(cacheDir, n))
+		if err != nil || !os.SameFile(fi, now) {
+			t.Errorf("%s was written again (%v): V8 refused the cache the first run made", n, err)
 		}
 	}
 }
