@@ -472,18 +472,31 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	if s.cfg.CDPEndpoint != "" || s.cfg.Endpoint != "" || s.cfg.PickEndpoint != nil {
 		return s.attachRemote(ctx, n)
 	}
+	if s.cfg.ResolveBinary == nil {
+		return nil, errors.New("no browser binary configured")
+	}
+	// The driver starts while the binary is found and, when a cold cache
+	// needs it, its headed user agent read (uaprobe.go).
+	s.drv.Begin()
+	bin, err := s.cfg.ResolveBinary(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find a browser: %w", err)
+	}
+	args := s.cfg.Args(bin)
+	var probe *uaProbe
+	if s.cfg.wantsHeadfulUA() {
+		pctx, cancel := context.WithCancel(ctx)
+		probe = s.cfg.startUAProbe(pctx, bin, args)
+		defer func() {
+			cancel()
+			<-probe.done
+		}()
+	}
 	pw, err := s.drv.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	driverExited := s.drv.Exited(pw)
-	if s.cfg.ResolveBinary == nil {
-		return nil, errors.New("no browser binary configured")
-	}
-	bin, err := s.cfg.ResolveBinary(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("find a browser: %w", err)
-	}
 	profile := s.cfg.UserDataDir
 	temp := false
 	if profile == "" {
@@ -493,11 +506,14 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		}
 		temp = true
 	}
-	args := s.cfg.Args(bin)
 	var ua string
-	if s.cfg.wantsHeadfulUA() {
+	if probe != nil {
 		// Before the profile's launch: its user agent is fixed then.
-		ua = s.cfg.probeUserAgent(ctx, pw, bin, args)
+		<-probe.done
+		ua = probe.ua
+		if !probe.ok {
+			ua = s.cfg.probeUserAgent(ctx, pw, bin, args)
+		}
 	}
 	c := s.CDP()
 	launched := false

@@ -21,10 +21,11 @@ const NodeFlagsEnv = "CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS"
 //     semi-spaces) mostly holds garbage between collections.
 //   - --max-lazy: compiles functions lazily, on their first call; the driver
 //     loads far more of playwright-core than one server uses.
-//   - --optimize-for-size: a smaller heap for a little more of the driver's
-//     CPU (its RSS after the bench's session 107–115 MiB against 123–126,
-//     its CPU 1.37–1.60 s against 1.23–1.33 s, no latency difference the
-//     bench could see).
+//   - --optimize-for-size: a smaller heap for more of the driver's CPU: its
+//     RSS after the bench's session 107–115 MiB against 123–126, its PSS
+//     under the 16-session load 122 MiB against 256; its CPU over the
+//     session 1.37–1.60 s against 1.23–1.33 s, and loading its bundles at
+//     start 0.363 s against 0.318 s (medians of 12 paired runs).
 const DefaultNodeFlags = "--max-semi-space-size=1 --max-lazy --optimize-for-size"
 
 // NodeFlags returns the driver's node flags: $CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS
