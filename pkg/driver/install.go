@@ -45,6 +45,10 @@ type Options struct {
 	// Log receives the driver's stdout and stderr and playwright-go's own
 	// messages. If nil, os.Stderr. It must never be the MCP stdout.
 	Log io.Writer
+	// LeanHeap runs the driver's node with LeanHeapFlag as well: for a
+	// driver serving many sessions, where its memory counts more than the
+	// speed of each call. NodeFlagsEnv, when set, replaces both.
+	LeanHeap bool
 }
 
 // Resolved fills the zero values of o from the environment.

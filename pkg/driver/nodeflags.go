@@ -21,20 +21,26 @@ const NodeFlagsEnv = "CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS"
 //     semi-spaces) mostly holds garbage between collections.
 //   - --max-lazy: compiles functions lazily, on their first call; the driver
 //     loads far more of playwright-core than one server uses.
-//   - --optimize-for-size: a smaller heap for more of the driver's CPU: its
-//     RSS after the bench's session 107–115 MiB against 123–126, its PSS
-//     under the 16-session load 122 MiB against 256; its CPU over the
-//     session 1.37–1.60 s against 1.23–1.33 s, and loading its bundles at
-//     start 0.363 s against 0.318 s (medians of 12 paired runs).
-const DefaultNodeFlags = "--max-semi-space-size=1 --max-lazy --optimize-for-size"
+const DefaultNodeFlags = "--max-semi-space-size=1 --max-lazy"
+
+// LeanHeapFlag is added to DefaultNodeFlags for a driver that serves many
+// sessions (Options.LeanHeap): a smaller heap for more of the driver's CPU.
+// Measured (docs/benchmarks.md): its PSS under 16 HTTP sessions 122 MiB
+// against 256, its RSS after the bench's session 107–115 MiB against
+// 123–126; but its bundles load in 0.363 s against 0.318 s, and a
+// navigate to a 46,000-character page answers in about 164 ms against 145.
+const LeanHeapFlag = "--optimize-for-size"
 
 // NodeFlags returns the driver's node flags: $CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS
-// when set, else DefaultNodeFlags. Every word must be a flag (--name or
-// --name=value).
-func NodeFlags() ([]string, error) {
+// when set, else DefaultNodeFlags (with LeanHeapFlag when lean). Every word
+// must be a flag (--name or --name=value).
+func NodeFlags(lean bool) ([]string, error) {
 	v, ok := os.LookupEnv(NodeFlagsEnv)
 	if !ok {
 		v = DefaultNodeFlags
+		if lean {
+			v += " " + LeanHeapFlag
+		}
 	}
 	flags := strings.Fields(v)
 	for _, f := range flags {

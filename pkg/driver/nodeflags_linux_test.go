@@ -25,11 +25,14 @@ func TestDriverRunsWithNodeFlags(t *testing.T) {
 	cases := []struct {
 		name    string
 		env     *string // nil: unset
+		lean    bool
 		want    []string
 		notWant []string
 		err     string
 	}{
-		{name: "defaults", want: defaults},
+		{name: "defaults", want: defaults, notWant: []string{LeanHeapFlag}},
+		{name: "lean", lean: true, want: append(slices.Clone(defaults), LeanHeapFlag)},
+		{name: "override beats lean", lean: true, env: ptr("--max-lazy"), want: []string{"--max-lazy"}, notWant: []string{LeanHeapFlag, "--max-semi-space-size=1"}},
 		{name: "override", env: ptr("--max-old-space-size=200  --stack-trace-limit=5"), want: []string{"--max-old-space-size=200", "--stack-trace-limit=5"}, notWant: defaults},
 		{name: "none", env: ptr(""), notWant: defaults},
 		{name: "not a flag", env: ptr("--max-lazy max-semi-space-size=1"), err: `CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS: "max-semi-space-size=1" is not a node flag`},
@@ -43,7 +46,7 @@ func TestDriverRunsWithNodeFlags(t *testing.T) {
 			} else {
 				os.Setenv(NodeFlagsEnv, *tc.env)
 			}
-			d := Start(Options{}, false)
+			d := Start(Options{LeanHeap: tc.lean}, false)
 			defer d.Close()
 			_, err := d.Get(t.Context())
 			if tc.err != "" {

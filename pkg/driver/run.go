@@ -153,7 +153,7 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 			return nil, err
 		}
 	}
-	flags, err := NodeFlags()
+	flags, err := NodeFlags(o.LeanHeap)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,9 @@ func CloakOptions(cfg config.Config) cloakbrowser.Options {
 
 // DriverOptions turns the configuration into driver options.
 func DriverOptions(cfg config.Config, log io.Writer) driver.Options {
-	return driver.Options{Dir: cfg.DriverDir, NodePath: cfg.NodePath, Log: log}
+	// Streamable HTTP serves many sessions from one driver: there its
+	// memory counts more than each call's speed (driver.LeanHeapFlag).
+	return driver.Options{Dir: cfg.DriverDir, NodePath: cfg.NodePath, Log: log, LeanHeap: cfg.Transport == config.TransportHTTP}
 }
 
 // New validates cfg and starts the process-wide pieces in the background:
