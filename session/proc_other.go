@@ -6,3 +6,5 @@ import "time"
 
 // killAndWait is only implemented on Linux.
 func killAndWait(string, time.Duration) {}
+
+func killGroup(int) {}

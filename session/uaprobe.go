@@ -160,24 +160,30 @@ func pipeUserAgent(ctx context.Context, binary string, args []string, timeout ti
 		got <- answer{ua, err}
 	}()
 	var a answer
-	if _, err := cmdW.Write([]byte(`{"id":1,"method":"Browser.getVersion"}` + "\x00")); err != nil {
-		a.err = fmt.Errorf("ask %s: %w", binary, err)
-	} else {
+	// A write that fails means the browser is gone or closed its end:
+	// what it wrote before may still be in the pipe, so it is read all
+	// the same.
+	_, _ = cmdW.Write([]byte(`{"id":1,"method":"Browser.getVersion"}` + "\x00"))
+	select {
+	case a = <-got:
+		got = nil
+	case <-exited:
 		select {
 		case a = <-got:
 			got = nil
-			if errors.Is(a.err, io.EOF) {
-				// The pipe closed: say so if the browser exited.
-				select {
-				case <-exited:
-					a.err = exitedEarly()
-				case <-time.After(time.Second):
-				}
-			}
+		case <-time.After(time.Second):
+			// A child of the browser still holds the pipe.
+			a.err = exitedEarly()
+		}
+	case <-ctx.Done():
+		a.err = fmt.Errorf("%s did not answer: %w", binary, ctx.Err())
+	}
+	if errors.Is(a.err, io.EOF) {
+		// The pipe closed: say so if the browser exited.
+		select {
 		case <-exited:
 			a.err = exitedEarly()
-		case <-ctx.Done():
-			a.err = fmt.Errorf("%s did not answer: %w", binary, ctx.Err())
+		case <-time.After(time.Second):
 		}
 	}
 	// A browser that answered is asked to close (its children go with
@@ -193,6 +199,9 @@ func pipeUserAgent(ctx context.Context, binary string, args []string, timeout ti
 		_ = cmd.Process.Kill()
 		<-exited
 	}
+	// Children it started as it closed (its GPU and network processes)
+	// outlive it for a moment: they are in its group.
+	killGroup(cmd.Process.Pid)
 	// The browser's end of the pipe is closed now; closing ours as well
 	// ends the read whatever the browser left in it.
 	_ = resR.Close()
