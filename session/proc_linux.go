@@ -25,12 +25,3 @@ func killAndWait(profile string, d time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-// killGroup SIGKILLs what is left of the process group pgid (a process we
-// started with proctree.Own leads its own group, and the children it
-// spawned are in it).
-func killGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}

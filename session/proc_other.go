@@ -6,5 +6,3 @@ import "time"
 
 // killAndWait is only implemented on Linux.
 func killAndWait(string, time.Duration) {}
-
-func killGroup(int) {}

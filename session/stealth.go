@@ -225,11 +225,17 @@ func (c Config) headfulFrom(ctx context.Context, br playwright.Browser) (string,
 		c.Log.Warn().Err(err).Msg("read the browser's user agent: contexts keep the browser's own (HeadlessChrome)")
 		return "", err
 	}
-	h, changed := cloakbrowser.HeadfulUserAgent(ua)
+	return headfulOf(ua), nil
+}
+
+// headfulOf is the headed user agent of raw, the one a headless browser
+// sends: "" when raw has no headless token.
+func headfulOf(raw string) string {
+	h, changed := cloakbrowser.HeadfulUserAgent(raw)
 	if !changed {
-		return "", nil
+		return ""
 	}
-	return h, nil
+	return h
 }
 
 // probeUserAgent is the headed user agent of the binary a persistent
@@ -237,12 +243,7 @@ func (c Config) headfulFrom(ctx context.Context, br playwright.Browser) (string,
 // launch of it (a persistent context's user agent is fixed at launch).
 func (c Config) probeUserAgent(ctx context.Context, pw *playwright.Playwright, bin cloakbrowser.BinaryInfo, args []string) string {
 	key := uaKey(bin, c.Launch.Channel, args)
-	if v, ok := userAgents.Load(key); ok {
-		return v.(string)
-	}
-	file := uaCacheFile(bin, key)
-	if ua, ok := loadCachedUA(file); ok {
-		userAgents.Store(key, ua)
+	if ua, ok := cachedUserAgent(bin, key); ok {
 		return ua
 	}
 	opts := playwright.BrowserTypeLaunchOptions{
@@ -267,11 +268,7 @@ func (c Config) probeUserAgent(ctx context.Context, pw *playwright.Playwright, b
 	if err != nil {
 		return ""
 	}
-	userAgents.Store(key, ua)
-	if err := storeCachedUA(file, ua); err != nil {
-		c.Log.Debug().Err(err).Msg("keep the browser's user agent for the next start")
-	}
-	return ua
+	return c.keepUserAgent(bin, key, ua)
 }
 
 // Warnings are the combinations of settings the user asked for that a page

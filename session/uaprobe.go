@@ -63,7 +63,7 @@ func (c Config) startUAProbe(ctx context.Context, bin cloakbrowser.BinaryInfo, a
 			c.Log.Debug().Err(err).Msg("read the browser's user agent over a pipe; reading it through the driver")
 			return
 		}
-		p.ua, p.ok = keepUserAgent(bin, key, raw, c), true
+		p.ua, p.ok = c.keepUserAgent(bin, key, headfulOf(raw)), true
 		c.Log.Debug().Int64("ms", time.Since(start).Milliseconds()).Msg("browser's user agent read over a pipe")
 	}()
 	return p
@@ -82,13 +82,9 @@ func cachedUserAgent(bin cloakbrowser.BinaryInfo, key string) (string, bool) {
 	return "", false
 }
 
-// keepUserAgent turns raw, the user agent a headless start sends, into the
-// headed one ("" when raw has no headless token) and keeps it for key.
-func keepUserAgent(bin cloakbrowser.BinaryInfo, key, raw string, c Config) string {
-	ua, changed := cloakbrowser.HeadfulUserAgent(raw)
-	if !changed {
-		ua = ""
-	}
+// keepUserAgent keeps ua, a headed user agent (or "": the browser's own),
+// for key in this process and on disk, and returns it.
+func (c Config) keepUserAgent(bin cloakbrowser.BinaryInfo, key, ua string) string {
 	userAgents.Store(key, ua)
 	if err := storeCachedUA(uaCacheFile(bin, key), ua); err != nil {
 		c.Log.Debug().Err(err).Msg("keep the browser's user agent for the next start")
@@ -147,9 +143,6 @@ func pipeUserAgent(ctx context.Context, binary string, args []string, timeout ti
 		waitErr = cmd.Wait()
 		close(exited)
 	}()
-	exitedEarly := func() error {
-		return fmt.Errorf("%s exited before it answered (%v)", binary, waitErr)
-	}
 	type answer struct {
 		ua  string
 		err error
@@ -168,12 +161,13 @@ func pipeUserAgent(ctx context.Context, binary string, args []string, timeout ti
 	case a = <-got:
 		got = nil
 	case <-exited:
+		// What it wrote before it exited may still be in the pipe; a
+		// child of the browser may hold the pipe open.
 		select {
 		case a = <-got:
 			got = nil
 		case <-time.After(time.Second):
-			// A child of the browser still holds the pipe.
-			a.err = exitedEarly()
+			a.err = io.EOF
 		}
 	case <-ctx.Done():
 		a.err = fmt.Errorf("%s did not answer: %w", binary, ctx.Err())
@@ -182,7 +176,7 @@ func pipeUserAgent(ctx context.Context, binary string, args []string, timeout ti
 		// The pipe closed: say so if the browser exited.
 		select {
 		case <-exited:
-			a.err = exitedEarly()
+			a.err = fmt.Errorf("%s exited before it answered (%v)", binary, waitErr)
 		case <-time.After(time.Second):
 		}
 	}
@@ -201,7 +195,7 @@ func pipeUserAgent(ctx context.Context, binary string, args []string, timeout ti
 	}
 	// Children it started as it closed (its GPU and network processes)
 	// outlive it for a moment: they are in its group.
-	killGroup(cmd.Process.Pid)
+	proctree.KillGroup(cmd.Process.Pid)
 	// The browser's end of the pipe is closed now; closing ours as well
 	// ends the read whatever the browser left in it.
 	_ = resR.Close()

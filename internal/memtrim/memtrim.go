@@ -41,7 +41,6 @@ type Trimmer struct {
 	base    uint64
 	pending bool
 	last    time.Time
-	trims   int
 }
 
 // Default is the process's trimmer: the Go heap is one per process. Its
@@ -123,13 +122,5 @@ func (t *Trimmer) run() {
 	t.base = held
 	t.pending = false
 	t.last = time.Now()
-	t.trims++
 	t.mu.Unlock()
-}
-
-// Trims is how many trims have run.
-func (t *Trimmer) Trims() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.trims
 }

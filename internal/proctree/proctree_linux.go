@@ -109,13 +109,20 @@ func Remaining(kv string, before []Proc) []Proc {
 	return left
 }
 
+// KillGroup SIGKILLs what is left of the process group pgid (if > 0): a
+// process started with Own leads its own group, and the children it
+// spawned are in it.
+func KillGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
 // Kill SIGKILLs the process group pgid (if > 0) and what Remaining(kv,
 // before) finds, until none is left or wait has passed. It returns what was
 // still alive when it gave up.
 func Kill(kv string, pgid int, before []Proc, wait time.Duration) []Proc {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
+	KillGroup(pgid)
 	deadline := time.Now().Add(wait)
 	for {
 		left := Remaining(kv, before)

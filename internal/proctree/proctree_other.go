@@ -22,6 +22,9 @@ func Alive(ps []Proc) []Proc { return nil }
 // Remaining finds nothing outside Linux.
 func Remaining(kv string, before []Proc) []Proc { return nil }
 
+// KillGroup kills nothing outside Linux.
+func KillGroup(pgid int) {}
+
 // Kill kills nothing outside Linux.
 func Kill(kv string, pgid int, before []Proc, wait time.Duration) []Proc { return nil }
 

@@ -416,7 +416,7 @@ func StartCommand(ctx context.Context, name string, o Options) (*Client, error) 
 	c.closeFn = func() error {
 		err := ignoreClosed(mc.Close())
 		if cmd != nil && cmd.Process != nil {
-			killGroup(cmd.Process.Pid) // what the server left behind (browsers)
+			proctree.KillGroup(cmd.Process.Pid) // what the server left behind (browsers)
 		}
 		return err
 	}

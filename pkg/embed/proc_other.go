@@ -1,5 +1,0 @@
-//go:build !linux
-
-package embed
-
-func killGroup(pgid int) {}
