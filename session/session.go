@@ -475,11 +475,11 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	if s.cfg.ResolveBinary == nil {
 		return nil, errors.New("no browser binary configured")
 	}
-	// The driver starts while the binary is found and, when a cold cache
-	// needs it, its headed user agent read (uaprobe.go).
-	s.drv.Begin()
+	// The binary is found by the server in the background from its start:
+	// by the first launch it mostly is.
 	bin, err := s.cfg.ResolveBinary(ctx)
 	if err != nil {
+		s.drv.Begin()
 		return nil, fmt.Errorf("find a browser: %w", err)
 	}
 	args := s.cfg.Args(bin)
@@ -492,20 +492,35 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 			<-probe.done
 		}()
 	}
-	pw, err := s.drv.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	driverExited := s.drv.Exited(pw)
 	profile := s.cfg.UserDataDir
 	temp := false
 	if profile == "" {
 		profile, err = ownedTempDir("profile-")
 		if err != nil {
+			s.drv.Begin()
 			return nil, fmt.Errorf("create temp profile: %w", err)
 		}
 		temp = true
 	}
+	// The driver starts now, and a driver not yet running starts the
+	// browser as it loads (prelaunch.go).
+	prelaunched := s.beginDriver(bin, args, profile, probe)
+	// dropProfile undoes the profile's part of a launch that failed before
+	// Playwright took it: a prelaunched browser may run in it.
+	dropProfile := func() {
+		if prelaunched {
+			killAndWait(profile, 5*time.Second)
+		}
+		if temp {
+			_ = removeAllRetry(profile)
+		}
+	}
+	pw, err := s.drv.Get(ctx)
+	if err != nil {
+		dropProfile()
+		return nil, err
+	}
+	driverExited := s.drv.Exited(pw)
 	var ua string
 	if probe != nil {
 		// Before the profile's launch: its user agent is fixed then.
@@ -542,9 +557,7 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 	}
 	// Device, user agent, viewport, proxy, permissions, … (context_options.go).
 	if err := s.cfg.persistentOptions(pw, &opts, bin, ua); err != nil {
-		if temp {
-			_ = os.RemoveAll(profile)
-		}
+		dropProfile()
 		return nil, err
 	}
 	base := opts.Args

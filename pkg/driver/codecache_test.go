@@ -15,9 +15,10 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
-// TestShimPreloadsTheCodeCache: the shim puts the code cache's preload on
-// node's command line, quoted (a driver dir with a space and a quote in
-// it), and leaves it off when CLOAKBROWSER_MCP_DRIVER_CODE_CACHE=off.
+// TestShimPreloadsTheCodeCache: the shim puts the prelaunch's and the code
+// cache's preloads on node's command line, in that order, quoted (a driver
+// dir with a space and a quote in it), and leaves the code cache's off when
+// CLOAKBROWSER_MCP_DRIVER_CODE_CACHE=off.
 func TestShimPreloadsTheCodeCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "it's a dir")
 	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
@@ -41,16 +42,34 @@ func TestShimPreloadsTheCodeCache(t *testing.T) {
 		return strings.Split(strings.TrimSpace(string(out)), "\n")
 	}
 	got := args()
-	if len(got) != 5 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "cli.js" || got[4] != "run-driver" {
-		t.Fatalf("node got %q, want --max-lazy -r PRELOAD cli.js run-driver", got)
+	if len(got) != 7 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "-r" || got[5] != "cli.js" || got[6] != "run-driver" {
+		t.Fatalf("node got %q, want --max-lazy -r PRELAUNCH -r CODECACHE cli.js run-driver", got)
 	}
-	if b, err := os.ReadFile(got[2]); err != nil || string(b) != codeCacheJS || filepath.Dir(got[2]) != dir {
-		t.Fatalf("preload %s in %s: %v", got[2], dir, err)
+	for i, want := range map[int]string{2: prelaunchJS, 4: codeCacheJS} {
+		if b, err := os.ReadFile(got[i]); err != nil || string(b) != want || filepath.Dir(got[i]) != dir {
+			t.Fatalf("preload %s in %s: %v", got[i], dir, err)
+		}
 	}
 	t.Setenv(CodeCacheEnv, "off")
-	if got := args(); len(got) != 3 || got[0] != "--max-lazy" || got[1] != "cli.js" {
-		t.Fatalf("with %s=off node got %q, want --max-lazy cli.js run-driver", CodeCacheEnv, got)
+	if got := args(); len(got) != 5 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "cli.js" {
+		t.Fatalf("with %s=off node got %q, want --max-lazy -r PRELAUNCH cli.js run-driver", CodeCacheEnv, got)
 	}
+}
+
+// ownDriverDir is a driver dir of the test's own, its package linked to the
+// installed driver's: what a driver keeps beside itself (code cache,
+// records) stays in the test.
+func ownDriverDir(t *testing.T) string {
+	t.Helper()
+	inst := Options{}.Resolved()
+	if _, err := os.Stat(inst.CLIPath()); err != nil {
+		t.Fatalf("driver not installed (run `go run ./cmd/cloakbrowser-mcp install --driver-only`): %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(inst.Dir, "package"), filepath.Join(dir, "package")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestCodeCacheIsWrittenThenTaken: the real driver, in a driver dir of its
@@ -63,14 +82,7 @@ func TestShimPreloadsTheCodeCache(t *testing.T) {
 func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	testtier.BrowserTier(t)
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
-	inst := Options{}.Resolved()
-	if _, err := os.Stat(inst.CLIPath()); err != nil {
-		t.Fatalf("driver not installed (run `go run ./cmd/cloakbrowser-mcp install --driver-only`): %v", err)
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(filepath.Join(inst.Dir, "package"), filepath.Join(dir, "package")); err != nil {
-		t.Fatal(err)
-	}
+	dir := ownDriverDir(t)
 	cacheDir := filepath.Join(dir, "code-cache")
 	if err := os.Mkdir(cacheDir, 0o755); err != nil {
 		t.Fatal(err)

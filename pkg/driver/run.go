@@ -42,6 +42,8 @@ type Driver struct {
 	restarts int
 	closed   bool
 	ffmpeg   string // linked into the registry for video (ffmpeg.go)
+	// prelaunch is the launch the first start overlaps (prelaunch.go).
+	prelaunch *Prelaunch
 
 	closeOnce sync.Once
 	closeErr  error
@@ -174,11 +176,20 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		env[driverTmpEnv] = d.tmp
 		env[driverParentEnv] = strconv.Itoa(os.Getpid())
 		env[driverArgsEnv] = strings.Join(flags, " ")
+		if plan := d.takePrelaunch(); plan != "" {
+			env[driverPrelaunchEnv] = plan
+			// Removed by prelaunch.js once read; here if node never got
+			// that far.
+			defer os.Remove(plan)
+		}
 	} else if _, set := os.LookupEnv("NODE_OPTIONS"); !set {
 		// No shim to put the flags on node's command line: NODE_OPTIONS
 		// carries those node accepts there. A user's own NODE_OPTIONS wins.
 		env["NODE_OPTIONS"] = strings.Join(nodeOptionsFlags(flags), " ")
 	}
+	d.mu.Lock()
+	d.prelaunch = nil // only the first start, and only through the shim
+	d.mu.Unlock()
 	pw, err := withEnv(env, func() (*playwright.Playwright, error) { return playwright.Run(o.runOptions()) })
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)

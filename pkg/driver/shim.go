@@ -37,12 +37,18 @@ func versionShim(o Options) (string, error) {
 	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Name != "playwright-core" || pkg.Version != PlaywrightVersion {
 		return "", nil
 	}
-	preload := ""
-	if codeCacheOn() {
-		// A driver dir that cannot take the preload still gets the shim.
-		preload, _ = writeOnce(o.Dir, "codecache-", ".js", 0o644, codeCacheJS)
+	// A driver dir that cannot take a preload still gets the shim. The
+	// prelaunch goes first: its browser starts before the bundles load.
+	var preloads []string
+	if p, err := writePrelaunchJS(o.Dir); err == nil {
+		preloads = append(preloads, p)
 	}
-	return writeOnce(o.Dir, "node-", "", 0o755, shimScript(o.NodePath, pdeathsigWrapper(), preload))
+	if codeCacheOn() {
+		if p, err := writeOnce(o.Dir, "codecache-", ".js", 0o644, codeCacheJS); err == nil {
+			preloads = append(preloads, p)
+		}
+	}
+	return writeOnce(o.Dir, "node-", "", 0o755, shimScript(o.NodePath, pdeathsigWrapper(), preloads...))
 }
 
 // writeOnce keeps text in dir under a name made of prefix, its hash and
@@ -99,7 +105,7 @@ const (
 // Linux sends the signal when the parent thread that forked exits; the Go
 // runtime keeps its threads for the life of the process (nothing here
 // locks one to a goroutine that ends), as os/exec's own Pdeathsig assumes.
-func shimScript(node, setpriv, preload string) string {
+func shimScript(node, setpriv string, preloads ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n# Written by cloakbrowser-mcp: answers the driver version check from package.json (playwright-core %s);\n", PlaywrightVersion)
 	fmt.Fprintf(&b, "# runs node otherwise, in $%s when set", driverTmpEnv)
@@ -113,8 +119,8 @@ func shimScript(node, setpriv, preload string) string {
 	// variable holding them is not exported.
 	fmt.Fprintf(&b, "set -f\nnode_flags=$%[1]s\nunset %[1]s\n", driverArgsEnv)
 	nodeCmd := shellQuote(node) + " $node_flags"
-	if preload != "" {
-		nodeCmd += " -r " + shellQuote(preload)
+	for _, p := range preloads {
+		nodeCmd += " -r " + shellQuote(p)
 	}
 	if setpriv == "" {
 		fmt.Fprintf(&b, "unset %s\nexec %s \"$@\"\n", driverParentEnv, nodeCmd)

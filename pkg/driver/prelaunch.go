@@ -1,0 +1,159 @@
+package driver
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// A first launch waits for the driver's start (node loading playwright-core,
+// about 270 ms) and then for the browser's (about 230 ms). A prelaunch
+// overlaps them: the driver's node starts the browser Playwright is about to
+// launch before it loads playwright-core, and hands that process to
+// Playwright's launch when the launch asks for exactly it (prelaunch.js).
+//
+// What Playwright will run is not known before playwright-core has loaded:
+// its argv adds Playwright's default switches to ours. So the driver keeps
+// the argv each launch ran, with what changes between launches (the
+// profile, a fingerprint seed) replaced by placeholders, in a record beside
+// itself (prelaunch/<key>.json), and a later start predicts the next launch
+// from it. A prediction that does not match what Playwright spawns (another
+// Playwright, other options) is killed before Playwright starts its own
+// browser, and the record is written again: a prelaunch never changes what
+// runs, only when it starts.
+
+// Prelaunch is a browser launch a session is about to ask of a driver that
+// has not started yet.
+type Prelaunch struct {
+	// Command is the browser binary.
+	Command string
+	// Key is what the launch's argv follows from (the session's own args,
+	// headless or not…) with Vars' values replaced by their placeholders:
+	// it names the record.
+	Key []string
+	// Vars maps a placeholder to this launch's value of something that
+	// differs between launches of the same Key: a profile directory, a whole
+	// seed argument. Values are replaced as substrings, so each must be
+	// unique enough not to occur by chance (a path, a whole --name=value).
+	Vars map[string]string
+	// Env is the environment the launch will pass to the browser, exactly.
+	Env map[string]string
+}
+
+// prelaunchPlan is what run hands prelaunch.js (a private file, removed by
+// the script once read).
+type prelaunchPlan struct {
+	Record  string            `json:"record"`
+	Vars    map[string]string `json:"vars"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// prelaunchRecord is one launch's argv kept as a template.
+type prelaunchRecord struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+// PrelaunchEnv set to "off" never prelaunches a browser.
+const PrelaunchEnv = "CLOAKBROWSER_MCP_PRELAUNCH"
+
+// driverPrelaunchEnv names the plan file for the shim's preload.
+const driverPrelaunchEnv = "CLOAKBROWSER_MCP_DRIVER_PRELAUNCH"
+
+//go:embed prelaunch.js
+var prelaunchJS string
+
+// BeginPrelaunch is Begin for a driver about to serve p. Only a driver
+// that has not started yet takes p (a running one has nothing left to
+// overlap) and only where the driver runs through its shim with a private
+// TMPDIR (Linux); it reports whether this call started the driver with p.
+func (d *Driver) BeginPrelaunch(p Prelaunch) bool {
+	d.mu.Lock()
+	take := d.cur == nil && !d.closed && !d.starts.Running() && d.tmp != "" &&
+		p.Command != "" && os.Getenv(PrelaunchEnv) != "off"
+	if take {
+		d.prelaunch = &p
+	}
+	d.mu.Unlock()
+	d.Begin()
+	return take
+}
+
+// takePrelaunch returns the plan file for this start ("" for none) and
+// forgets the prelaunch: only the first start has one.
+func (d *Driver) takePrelaunch() string {
+	d.mu.Lock()
+	p := d.prelaunch
+	d.prelaunch = nil
+	d.mu.Unlock()
+	if p == nil {
+		return ""
+	}
+	plan := prelaunchPlan{Record: d.prelaunchRecord(*p), Vars: p.Vars}
+	if args, ok := predict(plan.Record, *p); ok {
+		plan.Command, plan.Args, plan.Env = p.Command, args, p.Env
+	}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		return ""
+	}
+	f, err := os.CreateTemp(d.tmp, "prelaunch-*.json")
+	if err != nil {
+		return ""
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		_ = os.Remove(f.Name())
+		return ""
+	}
+	return f.Name()
+}
+
+// prelaunchRecord is the record file for p's key.
+func (d *Driver) prelaunchRecord(p Prelaunch) string {
+	h := sha256.New()
+	h.Write([]byte(p.Command))
+	for _, k := range p.Key {
+		h.Write([]byte{0})
+		h.Write([]byte(k))
+	}
+	return filepath.Join(d.opts.Dir, "prelaunch", hex.EncodeToString(h.Sum(nil)[:8])+".json")
+}
+
+// predict reads the record and fills its placeholders with p's values.
+func predict(record string, p Prelaunch) ([]string, bool) {
+	b, err := os.ReadFile(record)
+	if err != nil {
+		return nil, false
+	}
+	var r prelaunchRecord
+	if json.Unmarshal(b, &r) != nil || r.Command != p.Command || len(r.Args) == 0 {
+		return nil, false
+	}
+	// Longest placeholder first: one never replaces part of another.
+	names := make([]string, 0, len(p.Vars))
+	for k := range p.Vars {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	args := make([]string, len(r.Args))
+	for i, a := range r.Args {
+		for _, k := range names {
+			a = strings.ReplaceAll(a, k, p.Vars[k])
+		}
+		args[i] = a
+	}
+	return args, true
+}
+
+// writePrelaunchJS keeps the preload in dir (see writeOnce).
+func writePrelaunchJS(dir string) (string, error) {
+	return writeOnce(dir, "prelaunch-", ".js", 0o644, prelaunchJS)
+}

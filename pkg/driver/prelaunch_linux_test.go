@@ -1,0 +1,205 @@
+package driver
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+)
+
+// spawnLog is a browser binary that logs each start (its PID, which exec
+// keeps, and the time) and then runs Chromium.
+type spawnLog struct {
+	bin, log string
+}
+
+func newSpawnLog(t *testing.T) spawnLog {
+	t.Helper()
+	dir := t.TempDir()
+	s := spawnLog{bin: filepath.Join(dir, "browser"), log: filepath.Join(dir, "starts")}
+	script := "#!/bin/sh\necho \"$$ $(date +%s%N)\" >> " + shellQuote(s.log) + "\nexec " + shellQuote(chromium(t)) + " \"$@\"\n"
+	if err := os.WriteFile(s.bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type start struct {
+	pid int
+	at  time.Time
+}
+
+func (s spawnLog) starts(t *testing.T) []start {
+	t.Helper()
+	b, err := os.ReadFile(s.log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []start
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		pid, ns, _ := strings.Cut(l, " ")
+		p, err1 := strconv.Atoi(pid)
+		n, err2 := strconv.ParseInt(ns, 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("start log line %q", l)
+		}
+		out = append(out, start{p, time.Unix(0, n)})
+	}
+	return out
+}
+
+// TestPrelaunchIsTakenByItsLaunch runs the real driver four times in a
+// driver dir of its own, each for a launch in a fresh profile:
+//  1. no record yet: nothing starts before the launch, which keeps its
+//     argv as a template (no profile path in it, its placeholder instead);
+//  2. the same launch: the browser starts while the driver loads (before
+//     Get returns) and the launch takes that process (no second start),
+//     which serves a page from the second profile;
+//  3. a launch with one argument more: the early browser is killed, the
+//     launch starts its own, and the new argv is kept;
+//  4. a driver closed with no launch: its early browser is gone.
+//
+// The plan file is gone once node read it, and nothing runs in any profile
+// after Close.
+func TestPrelaunchIsTakenByItsLaunch(t *testing.T) {
+	testtier.BrowserTier(t)
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", nodeFromEnv)
+	t.Setenv(PrelaunchEnv, "")
+	dir := ownDriverDir(t)
+	sl := newSpawnLog(t)
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME"), "TMPDIR": os.TempDir()}
+	const placeholder = "{{profile}}"
+	args := launchOptions(t).Args
+
+	run := func(launchArgs []string, launch bool) (profile string, before int, d *Driver) {
+		t.Helper()
+		profile = t.TempDir()
+		began := time.Now()
+		d = New(Options{Dir: dir}, false)
+		t.Cleanup(func() { _ = d.Close() })
+		if !d.BeginPrelaunch(Prelaunch{Command: sl.bin, Key: []string{"test"}, Vars: map[string]string{placeholder: profile}, Env: env}) {
+			t.Fatal("a driver not started yet refused the prelaunch")
+		}
+		if d.BeginPrelaunch(Prelaunch{Command: sl.bin, Vars: map[string]string{}}) {
+			t.Fatal("a starting driver took a second prelaunch")
+		}
+		pw, err := d.Get(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := time.Now()
+		if plans, _ := filepath.Glob(filepath.Join(d.TempDir(), "prelaunch-*")); len(plans) != 0 {
+			t.Errorf("plan files left: %v", plans)
+		}
+		for _, s := range sl.starts(t) {
+			if s.at.After(began) && s.at.Before(got) {
+				before++
+			}
+		}
+		if !launch {
+			return profile, before, d
+		}
+		bc, err := pw.Chromium.LaunchPersistentContext(profile, playwright.BrowserTypeLaunchPersistentContextOptions{
+			ExecutablePath: playwright.String(sl.bin),
+			Headless:       playwright.Bool(true),
+			Args:           launchArgs,
+			Env:            env,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := bc.Pages()[0]
+		if _, err := page.Goto("data:text/html,<title>early</title>"); err != nil {
+			t.Fatal(err)
+		}
+		if title, err := page.Title(); err != nil || title != "early" {
+			t.Fatalf("title %q, %v", title, err)
+		}
+		return profile, before, d
+	}
+	record := func() prelaunchRecord {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(dir, "prelaunch", "*.json"))
+		if len(files) != 1 {
+			t.Fatalf("records %v, want one", files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r prelaunchRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	closeAll := func(d *Driver, profile string) {
+		t.Helper()
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, profile, 10*time.Second)
+	}
+
+	// 1. No record: the launch's own start only, and its template.
+	p1, before, d := run(args, true)
+	if n := len(sl.starts(t)); before != 0 || n != 1 {
+		t.Fatalf("first run: %d starts, %d before the driver was ready; want 1, 0", n, before)
+	}
+	r := record()
+	joined := strings.Join(r.Args, " ")
+	if r.Command != sl.bin || strings.Contains(joined, p1) || !strings.Contains(joined, "--user-data-dir="+placeholder) {
+		t.Fatalf("record %+v: want %s with the profile as %s", r, sl.bin, placeholder)
+	}
+	closeAll(d, p1)
+
+	// 2. The same launch: started early, and taken.
+	p2, before, d := run(args, true)
+	starts := sl.starts(t)
+	if len(starts) != 2 || before != 1 {
+		t.Fatalf("second run: %d starts in all, %d of them before the driver was ready; want 2, 1", len(starts), before)
+	}
+	if !alive(starts[1].pid) || !strings.Contains(strings.Join(cmdline(t, starts[1].pid), " "), "--user-data-dir="+p2) {
+		t.Fatalf("the early browser %d does not run in %s", starts[1].pid, p2)
+	}
+	closeAll(d, p2)
+
+	// 3. Another argv: the early browser is killed, and the new one kept.
+	p3, before, d := run(append(args, "--mute-audio"), true)
+	starts = sl.starts(t)
+	if len(starts) != 4 || before != 1 {
+		t.Fatalf("third run: %d starts in all, %d of them before the driver was ready; want 4, 1", len(starts), before)
+	}
+	testtier.Eventually(t, 10*time.Second, "the early browser that was not taken to die", func() bool { return !alive(starts[2].pid) })
+	if !alive(starts[3].pid) || !strings.Contains(strings.Join(record().Args, " "), "--mute-audio") {
+		t.Fatal("the launch's own browser is not running, or its argv was not kept")
+	}
+	closeAll(d, p3)
+
+	// 4. No launch: the early browser dies with the driver.
+	p4, before, d := run(append(args, "--mute-audio"), false)
+	starts = sl.starts(t)
+	if len(starts) != 5 || before != 1 || !alive(starts[4].pid) {
+		t.Fatalf("fourth run: %d starts, %d before the driver was ready (want 5, 1), the last alive: %v", len(starts), before, alive(starts[len(starts)-1].pid))
+	}
+	closeAll(d, p4)
+}
+
+func cmdline(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
