@@ -98,8 +98,8 @@ func shimWithSleepingNode(t *testing.T) string {
 
 // TestShimDiesWithParent runs the shim from a parent that is then
 // SIGKILLed: the node it started must die too, though it reads no stdin
-// that could tell it. It runs in the TMPDIR it was given, without our
-// variables.
+// that could tell it. It runs in the TMPDIR it was given, with a fixed
+// malloc mmap threshold, without our variables.
 func TestShimDiesWithParent(t *testing.T) {
 	needSetpriv(t)
 	shim := shimWithSleepingNode(t)
@@ -124,6 +124,9 @@ func TestShimDiesWithParent(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(node, syscall.SIGKILL) })
 	if !slices.Contains(lines, "TMPDIR=/private/tmp/x") {
 		t.Errorf("node's environment lacks the private TMPDIR:\n%s", rec)
+	}
+	if want := mallocMmapEnv + "=" + strconv.Itoa(mallocMmapThreshold); os.Getenv(mallocMmapEnv) == "" && !slices.Contains(lines, want) {
+		t.Errorf("node's environment lacks %s:\n%s", want, rec)
 	}
 	if strings.Contains(string(rec), "CLOAKBROWSER_MCP_DRIVER_") {
 		t.Errorf("our variables reached node:\n%s", rec)

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
@@ -74,8 +76,8 @@ func ownDriverDir(t *testing.T) string {
 
 // TestCodeCacheIsWrittenThenTaken: the real driver, in a driver dir of its
 // own (its package linked to the installed one), writes a code cache of
-// both bundles at its first run, and its next run takes it: V8 accepts it,
-// so nothing is written again. A temporary file a killed writer left (over
+// both bundles and their one-byte sources at its first run, and its next
+// run takes them: V8 accepts the cache, so nothing is written again. A temporary file a killed writer left (over
 // a minute old) is removed, a newer one (maybe being written) is not; a
 // cache no start took for 30 days is removed, and the ones taken are
 // marked used.
@@ -118,7 +120,7 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 		m := map[string]time.Time{}
 		es, _ := os.ReadDir(cacheDir)
 		for _, e := range es {
-			if !strings.HasSuffix(e.Name(), ".cache") || e.Name() == filepath.Base(unused) {
+			if !strings.HasSuffix(e.Name(), ".cache") && !strings.HasSuffix(e.Name(), ".src") || e.Name() == filepath.Base(unused) {
 				continue
 			}
 			fi, err := e.Info()
@@ -133,13 +135,45 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	var first map[string]time.Time
 	testtier.EventuallyState(t, 30*time.Second, "the code cache of both bundles", func() (bool, string) {
 		first = caches()
-		var core, utils bool
-		for n := range first {
-			core = core || strings.HasPrefix(n, "coreBundle-") && strings.HasSuffix(n, ".cache")
-			utils = utils || strings.HasPrefix(n, "utilsBundle-") && strings.HasSuffix(n, ".cache")
+		n := 0
+		for _, b := range []string{"coreBundle-", "utilsBundle-"} {
+			for _, ext := range []string{".cache", ".src"} {
+				for f := range first {
+					if strings.HasPrefix(f, b) && strings.HasSuffix(f, ext) {
+						n++
+					}
+				}
+			}
 		}
-		return core && utils && len(first) == 2, strings.Join(slices.Sorted(maps.Keys(first)), " ")
+		return n == 4 && len(first) == 4, strings.Join(slices.Sorted(maps.Keys(first)), " ")
 	})
+	// The kept sources are the bundles with each character outside ASCII
+	// as its \u escape.
+	for f := range first {
+		if !strings.HasSuffix(f, ".src") {
+			continue
+		}
+		bundle, _, _ := strings.Cut(f, "-")
+		orig, err := os.ReadFile(filepath.Join(dir, "package", "lib", bundle+".js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		for _, u := range utf16.Encode([]rune(string(orig))) {
+			if u < 0x80 {
+				want.WriteByte(byte(u))
+			} else {
+				fmt.Fprintf(&want, "\\u%04x", u)
+			}
+		}
+		got, err := os.ReadFile(filepath.Join(cacheDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.String() || len(got) == len(orig) {
+			t.Errorf("%s is not %s.js with its %d non-ASCII bytes escaped", f, bundle, len(orig)-len(got))
+		}
+	}
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the stale temporary file is still there (%v)", err)
 	}
@@ -179,6 +213,38 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 		now, err := os.Stat(filepath.Join(cacheDir, n))
 		if err != nil || !os.SameFile(fi, now) {
 			t.Errorf("%s was written again (%v): V8 refused the cache the first run made", n, err)
+		}
+	}
+}
+
+// TestShimKeepsAUsersMallocSetting: the shim gives node a fixed malloc mmap
+// threshold unless the environment has one already, which node then gets
+// as it was.
+func TestShimKeepsAUsersMallocSetting(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	node := filepath.Join(t.TempDir(), "node")
+	os.WriteFile(node, []byte("#!/bin/sh\necho \"[${"+mallocMmapEnv+"-unset}]\"\n"), 0o755)
+	shim, err := versionShim(Options{Dir: dir, NodePath: node})
+	if err != nil || shim == "" {
+		t.Fatalf("shim: %q %v", shim, err)
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"", "[131072]"},
+		{mallocMmapEnv + "=65536", "[65536]"},
+		{mallocMmapEnv + "=", "[]"},
+	} {
+		cmd := exec.Command(shim, "cli.js", "run-driver")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		if tc.env != "" {
+			cmd.Env = append(cmd.Env, tc.env)
+		}
+		out, err := cmd.Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tc.want {
+			t.Errorf("with %q node saw %s (%v), want %s", tc.env, got, err, tc.want)
 		}
 	}
 }

@@ -93,6 +93,13 @@ const (
 	driverArgsEnv = "CLOAKBROWSER_MCP_DRIVER_NODE_ARGS"
 )
 
+// The driver's malloc tuning (see shimScript): glibc's default fixed
+// threshold, 128 KiB.
+const (
+	mallocMmapEnv       = "MALLOC_MMAP_THRESHOLD_"
+	mallocMmapThreshold = 128 << 10
+)
+
 // shimScript is the shim's text. With setpriv, node runs under a
 // parent-death SIGKILL: a driver outlives a SIGKILLed server otherwise,
 // and with it every browser and temporary profile it holds. setpriv arms the
@@ -115,6 +122,14 @@ func shimScript(node, setpriv string, preloads ...string) string {
 	b.WriteString(".\n")
 	fmt.Fprintf(&b, "if [ \"$#\" -eq 2 ] && [ \"$2\" = \"--version\" ]; then echo \"Version %s\"; exit 0; fi\n", PlaywrightVersion)
 	fmt.Fprintf(&b, "if [ -n \"$%[1]s\" ]; then TMPDIR=$%[1]s; export TMPDIR; fi\nunset %[1]s\n", driverTmpEnv)
+	// glibc's malloc raises its mmap threshold to the size of each large
+	// block freed (up to 32 MiB), after which such blocks come from its
+	// heap and stay in the RSS when freed; node frees many (the code cache
+	// read at start, protocol messages, snapshots). A fixed threshold keeps
+	// them mmapped, returned when freed: measured, the driver's RSS after a
+	// first page 93 MiB in every run against 99–110 (docs/benchmarks.md).
+	// A user's own setting wins.
+	fmt.Fprintf(&b, "if [ -z \"${%[1]s+x}\" ]; then %[1]s=%[2]d; export %[1]s; fi\n", mallocMmapEnv, mallocMmapThreshold)
 	// The flags are split into words, never globbed (set -f); the shell
 	// variable holding them is not exported.
 	fmt.Fprintf(&b, "set -f\nnode_flags=$%[1]s\nunset %[1]s\n", driverArgsEnv)
