@@ -23,7 +23,7 @@ func prelaunchArg(i int) string { return "{{cloakbrowser-mcp:arg" + strconv.Itoa
 // by another browser, which would take the command line), no internal
 // DevTools port (picked later, for the CDP proxy) and the user agent read
 // already (its probe would compete with it). It reports whether the driver
-// took the prelaunch.
+// took the prelaunch (a browser may then run in profile before the launch).
 func (s *Session) beginDriver(bin cloakbrowser.BinaryInfo, args []string, profile string, probe *uaProbe) bool {
 	ready := probe == nil
 	if probe != nil {
@@ -37,7 +37,15 @@ func (s *Session) beginDriver(bin cloakbrowser.BinaryInfo, args []string, profil
 		s.drv.Begin()
 		return false
 	}
-	return s.drv.BeginPrelaunch(s.cfg.prelaunch(bin, args, profile))
+	switch s.drv.BeginPrelaunch(s.cfg.prelaunch(bin, args, profile)) {
+	case driver.Prelaunched:
+		s.log.Debug().Msg("the driver starts the browser as it loads, from the last launch of these options")
+		return true
+	case driver.PrelaunchRecording:
+		s.log.Debug().Msg("the driver starts; its launch is kept for the next start to begin the browser with it")
+		return true
+	}
+	return false
 }
 
 // prelaunch is the launch of bin with args in profile, as a prelaunch: the

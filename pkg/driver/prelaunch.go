@@ -70,35 +70,50 @@ const driverPrelaunchEnv = "CLOAKBROWSER_MCP_DRIVER_PRELAUNCH"
 //go:embed prelaunch.js
 var prelaunchJS string
 
+// PrelaunchResult is what BeginPrelaunch did.
+type PrelaunchResult int
+
+const (
+	// NotPrelaunched: the driver was running or starting already (or
+	// prelaunches are off or not possible here); this was Begin.
+	NotPrelaunched PrelaunchResult = iota
+	// PrelaunchRecording: the driver starts without a browser, for want of
+	// a record of this launch; its launch will be kept as one.
+	PrelaunchRecording
+	// Prelaunched: the driver starts the browser the record predicts.
+	Prelaunched
+)
+
 // BeginPrelaunch is Begin for a driver about to serve p. Only a driver
 // that has not started yet takes p (a running one has nothing left to
 // overlap) and only where the driver runs through its shim with a private
-// TMPDIR (Linux); it reports whether this call started the driver with p.
-func (d *Driver) BeginPrelaunch(p Prelaunch) bool {
+// TMPDIR (Linux).
+func (d *Driver) BeginPrelaunch(p Prelaunch) PrelaunchResult {
+	res := NotPrelaunched
 	d.mu.Lock()
-	take := d.cur == nil && !d.closed && !d.starts.Running() && d.tmp != "" &&
-		p.Command != "" && os.Getenv(PrelaunchEnv) != "off"
-	if take {
-		d.prelaunch = &p
+	if d.cur == nil && !d.closed && !d.starts.Running() && d.tmp != "" && p.Command != "" && os.Getenv(PrelaunchEnv) != "off" {
+		plan := &prelaunchPlan{Record: d.prelaunchRecord(p), Vars: p.Vars}
+		res = PrelaunchRecording
+		if args, ok := predict(plan.Record, p); ok {
+			plan.Command, plan.Args, plan.Env = p.Command, args, p.Env
+			res = Prelaunched
+		}
+		d.prelaunch = plan
 	}
 	d.mu.Unlock()
 	d.Begin()
-	return take
+	return res
 }
 
 // takePrelaunch returns the plan file for this start ("" for none) and
 // forgets the prelaunch: only the first start has one.
 func (d *Driver) takePrelaunch() string {
 	d.mu.Lock()
-	p := d.prelaunch
+	plan := d.prelaunch
 	d.prelaunch = nil
 	d.mu.Unlock()
-	if p == nil {
+	if plan == nil {
 		return ""
-	}
-	plan := prelaunchPlan{Record: d.prelaunchRecord(*p), Vars: p.Vars}
-	if args, ok := predict(plan.Record, *p); ok {
-		plan.Command, plan.Args, plan.Env = p.Command, args, p.Env
 	}
 	b, err := json.Marshal(plan)
 	if err != nil {

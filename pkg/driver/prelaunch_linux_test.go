@@ -87,11 +87,15 @@ func TestPrelaunchIsTakenByItsLaunch(t *testing.T) {
 		began := time.Now()
 		d = New(Options{Dir: dir}, false)
 		t.Cleanup(func() { _ = d.Close() })
-		if !d.BeginPrelaunch(Prelaunch{Command: sl.bin, Key: []string{"test"}, Vars: map[string]string{placeholder: profile}, Env: env}) {
-			t.Fatal("a driver not started yet refused the prelaunch")
+		want := Prelaunched
+		if _, err := os.Stat(filepath.Join(dir, "prelaunch")); err != nil {
+			want = PrelaunchRecording
 		}
-		if d.BeginPrelaunch(Prelaunch{Command: sl.bin, Vars: map[string]string{}}) {
-			t.Fatal("a starting driver took a second prelaunch")
+		if got := d.BeginPrelaunch(Prelaunch{Command: sl.bin, Key: []string{"test"}, Vars: map[string]string{placeholder: profile}, Env: env}); got != want {
+			t.Fatalf("a driver not started yet: BeginPrelaunch = %d, want %d", got, want)
+		}
+		if got := d.BeginPrelaunch(Prelaunch{Command: sl.bin, Vars: map[string]string{}}); got != NotPrelaunched {
+			t.Fatalf("a starting driver: BeginPrelaunch = %d, want NotPrelaunched", got)
 		}
 		pw, err := d.Get(t.Context())
 		if err != nil {

@@ -43,7 +43,7 @@ type Driver struct {
 	closed   bool
 	ffmpeg   string // linked into the registry for video (ffmpeg.go)
 	// prelaunch is the launch the first start overlaps (prelaunch.go).
-	prelaunch *Prelaunch
+	prelaunch *prelaunchPlan
 
 	closeOnce sync.Once
 	closeErr  error
