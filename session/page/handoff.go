@@ -132,7 +132,7 @@ func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (pl
 // in that world's document).
 func (t *Tab) sendFromNode(ctx context.Context, backend int64, name string) (string, error) {
 	for attempt := 0; ; attempt++ {
-		cid, err := t.watchContext(ctx, t.LastNavSeq())
+		cid, err := t.watchContext(ctx)
 		if err != nil {
 			return "", err
 		}

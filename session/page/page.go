@@ -508,7 +508,7 @@ func (t *Tab) isolatedCall(ctx context.Context, op string, stop stopOn, fn, grou
 		args[i] = map[string]any{"value": a}
 	}
 	for attempt := 0; ; attempt++ {
-		cid, err := t.watchContext(ctx, t.LastNavSeq())
+		cid, err := t.watchContext(ctx)
 		if err != nil {
 			return nil, err
 		}

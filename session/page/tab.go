@@ -126,7 +126,7 @@ type Tab struct {
 
 	// The watch (watch.go).
 	watchCtx     int          // execution context of the watch's world, 0 if none
-	watchNav     int          // lastNav when watchCtx was made
+	watchDoc     int          // docNav when watchCtx was made
 	snapBase     int          // the watch base snap was taken after; 0: none that stands
 	snapMarksOff bool         // snap stands for the page but for its focus mark or typed values
 	settled      *settledRead // the read the last Settle made
@@ -356,6 +356,7 @@ func (t *Tab) wireNavigation() {
 		if newDoc {
 			t.docNav = t.lastNav
 			t.noteDocLocked()
+			t.openWatchWorld()
 		} else {
 			url, _ := ev["url"].(string)
 			t.noteSameDocLocked(url)

@@ -40,7 +40,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 	expr := watch.Expression(mark, afterAction)
 	for attempt := 0; ; attempt++ {
 		nav := t.LastNavSeq()
-		cid, err := t.watchContext(ctx, nav)
+		cid, err := t.watchContext(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -75,12 +75,13 @@ func (t *Tab) watchable() bool {
 }
 
 // watchContext is the execution context of the watch's world in the main
-// frame's current document, created when the document is new.
-func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
+// frame's current document, created when the document is new (a
+// same-document navigation keeps it: a router's pushState or a fragment).
+func (t *Tab) watchContext(ctx context.Context) (int, error) {
 	t.mu.Lock()
-	cid, at := t.watchCtx, t.watchNav
+	cid, at, doc := t.watchCtx, t.watchDoc, t.docNav
 	t.mu.Unlock()
-	if cid != 0 && at == nav {
+	if cid != 0 && at == doc {
 		return cid, nil
 	}
 	frame, err := t.TargetID(ctx) // a page's main frame id is its target id
@@ -102,9 +103,25 @@ func (t *Tab) watchContext(ctx context.Context, nav int) (int, error) {
 		return 0, fmt.Errorf("open the watch's world: no context in %v", res)
 	}
 	t.mu.Lock()
-	t.watchCtx, t.watchNav = int(id), nav
+	if t.docNav == doc {
+		t.watchCtx, t.watchDoc = int(id), doc
+	}
 	t.mu.Unlock()
 	return int(id), nil
+}
+
+// openWatchWorld makes the watch's world of a document that just
+// committed, in the background, while the page loads: the first read after
+// a navigation (the navigate's own) then finds it.
+func (t *Tab) openWatchWorld() {
+	if !t.watchable() {
+		return
+	}
+	t.c.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
+		defer cancel()
+		_, _ = t.watchContext(ctx)
+	})
 }
 
 func (t *Tab) forgetWatchContext(cid int) {
