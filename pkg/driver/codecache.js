@@ -23,9 +23,13 @@ const dir = path.join(__dirname, 'code-cache');
 const pending = [];
 const taken = [];
 // A cache is V8's of what this preload compiled: another node, other flags
-// or another version of a preload (its name, in node's -r, has its hash)
-// make another cache.
-const key = crypto.createHash('sha256').update(process.version + '\0' + process.execArgv.join(' ')).digest('hex').slice(0, 12);
+// or another version of this file (its name has its hash) make another
+// cache. The preloads node was given are not flags: a new version of
+// another preload keeps the cache (V8 refuses one made under flags that
+// matter to it, and it is then written again).
+const preloadArg = (a) => a === '-r' || a === '--require' || a.startsWith('--require=');
+const flags = process.execArgv.filter((a, i, all) => !preloadArg(a) && !(i > 0 && (all[i - 1] === '-r' || all[i - 1] === '--require')));
+const key = crypto.createHash('sha256').update(process.version + '\0' + flags.join(' ') + '\0' + path.basename(__filename)).digest('hex').slice(0, 12);
 const compile = Module.prototype._compile;
 
 // V8 keeps a script's source for as long as the script lives (it compiles

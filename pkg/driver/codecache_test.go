@@ -77,7 +77,8 @@ func ownDriverDir(t *testing.T) string {
 // TestCodeCacheIsWrittenThenTaken: the real driver, in a driver dir of its
 // own (its package linked to the installed one), writes a code cache of
 // both bundles and their one-byte sources at its first run, and its next
-// run takes them: V8 accepts the cache, so nothing is written again. A temporary file a killed writer left (over
+// run (with another version of the prelaunch's preload) takes them: V8
+// accepts the cache, so nothing is written again. A temporary file a killed writer left (over
 // a minute old) is removed, a newer one (maybe being written) is not; a
 // cache no start took for 30 days is removed, and the ones taken are
 // marked used.
@@ -199,6 +200,11 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 		}
 		first[n] = aged
 	}
+	// Another version of the prelaunch's preload (another file on node's
+	// command line) takes the same caches.
+	orig := prelaunchJS
+	prelaunchJS += "\n// another version\n"
+	t.Cleanup(func() { prelaunchJS = orig })
 	run()
 	second := caches()
 	if len(second) != len(first) {
