@@ -254,3 +254,61 @@ func TestShimKeepsAUsersMallocSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestShimSweepsUnusedVersions: the shim and its preloads of other versions
+// that no start used for 30 days are removed when a driver starts; newer
+// ones, files of other names and the current ones stay, and a current one
+// is marked used, however old it was.
+func TestShimSweepsUnusedVersions(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	node := filepath.Join(t.TempDir(), "node")
+	os.WriteFile(node, []byte("#!/bin/sh\n"), 0o755)
+	current, err := versionShim(Options{Dir: dir, NodePath: node})
+	if err != nil || current == "" {
+		t.Fatalf("shim: %q %v", current, err)
+	}
+	age := func(name string, d time.Duration) {
+		t.Helper()
+		f := filepath.Join(dir, name)
+		if _, err := os.Stat(f); err != nil {
+			if err := os.WriteFile(f, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := time.Now().Add(-d)
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	month := 31 * 24 * time.Hour
+	gone := []string{"node-000000000000", "codecache-111111111111.js", "prelaunch-222222222222.js"}
+	kept := []string{"node-333333333333", "node-notahashatall", "prelaunch-44444444444.js", "code-cache-555555555555.js"}
+	for _, n := range gone {
+		age(n, month)
+	}
+	age(kept[0], 10*24*time.Hour)
+	for _, n := range kept[1:] {
+		age(n, month)
+	}
+	age(filepath.Base(current), month)
+	if again, err := versionShim(Options{Dir: dir, NodePath: node}); err != nil || again != current {
+		t.Fatalf("shim again: %q %v, want %q", again, err, current)
+	}
+	for _, n := range gone {
+		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s unused for a month is still there (%v)", n, err)
+		}
+	}
+	for _, n := range kept {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s was removed: %v", n, err)
+		}
+	}
+	if fi, err := os.Stat(current); err != nil || time.Since(fi.ModTime()) > time.Hour {
+		t.Errorf("the current shim was not kept and marked used: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/atomicfile"
 )
@@ -52,17 +53,43 @@ func versionShim(o Options) (string, error) {
 }
 
 // writeOnce keeps text in dir under a name made of prefix, its hash and
-// suffix, writing it (whole) only when that file does not hold it yet.
+// suffix, writing it (whole) only when that file does not hold it yet. The
+// file is marked used (its mtime), and the others of its kind that no start
+// used for unusedFor (another version of this server wrote them) are
+// removed.
 func writeOnce(dir, prefix, suffix string, perm os.FileMode, text string) (string, error) {
 	sum := sha256.Sum256([]byte(text))
 	path := filepath.Join(dir, prefix+hex.EncodeToString(sum[:6])+suffix)
+	defer sweepUnused(dir, prefix, suffix)
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == text {
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
 		return path, nil
 	}
 	if err := atomicfile.WriteBytes(path, perm, []byte(text)); err != nil {
 		return "", err
 	}
 	return path, nil
+}
+
+// unusedFor is how long writeOnce keeps a file of another version that no
+// start used: a server of that version may still start with it (and would
+// write it again if it were gone).
+const unusedFor = 30 * 24 * time.Hour
+
+// sweepUnused removes writeOnce's files of one kind (prefix, 12 hex digits,
+// suffix) in dir that no start used for unusedFor.
+func sweepUnused(dir, prefix, suffix string) {
+	names, _ := filepath.Glob(filepath.Join(dir, prefix+"*"+suffix))
+	for _, n := range names {
+		h := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(n), prefix), suffix)
+		if _, err := hex.DecodeString(h); err != nil || len(h) != 12 {
+			continue
+		}
+		if fi, err := os.Stat(n); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > unusedFor {
+			_ = os.Remove(n)
+		}
+	}
 }
 
 // CodeCacheEnv set to "off" starts the driver without its code cache
