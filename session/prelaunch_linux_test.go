@@ -71,17 +71,8 @@ func TestFirstLaunchIsPrelaunched(t *testing.T) {
 		before := len(pids())
 		drv := driver.New(driver.Options{Dir: drvDir}, false)
 		s := session.New(t.Name(), drv, cfg)
-		g, err := s.Generation(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tab, err := g.CurrentTab(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := tab.Evaluate(t.Context(), "() => navigator.userAgent")
-		if ua, _ := v.(string); err != nil || !strings.Contains(ua, "Chrome/") || strings.Contains(ua, "Headless") {
-			t.Errorf("run %d: page's user agent %q (%v): want the headed one", run+1, ua, err)
+		if ua := pageUserAgent(t, s); !headed(ua) {
+			t.Errorf("run %d: page's user agent %q: want the headed one", run+1, ua)
 		}
 		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)

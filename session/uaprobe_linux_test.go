@@ -150,6 +150,15 @@ func TestLaunchFallsBackFromThePipeRead(t *testing.T) {
 	}
 	s := session.New(t.Name(), mcptest.SharedDriver(t), cfg)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	if ua := pageUserAgent(t, s); !headed(ua) {
+		t.Errorf("page's user agent %q: want the headed one", ua)
+	}
+}
+
+// pageUserAgent launches s's browser and returns its current tab's
+// navigator.userAgent.
+func pageUserAgent(t *testing.T, s *session.Session) string {
+	t.Helper()
 	g, err := s.Generation(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +171,11 @@ func TestLaunchFallsBackFromThePipeRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ua, _ := v.(string); !strings.Contains(ua, "Chrome/") || strings.Contains(ua, "Headless") {
-		t.Errorf("page's user agent %q: want the headed one", ua)
-	}
+	ua, _ := v.(string)
+	return ua
+}
+
+// headed reports whether ua is a headed Chrome's user agent.
+func headed(ua string) bool {
+	return strings.Contains(ua, "Chrome/") && !strings.Contains(ua, "Headless")
 }

@@ -71,9 +71,14 @@ func alive(pid int) bool {
 	return err == nil && !st.exited
 }
 
-func environ(t *testing.T, pid int) []string {
+func environ(t *testing.T, pid int) []string { return procList(t, pid, "environ") }
+
+func cmdline(t *testing.T, pid int) []string { return procList(t, pid, "cmdline") }
+
+// procList is /proc/<pid>/<name>, a list of NUL-terminated strings.
+func procList(t *testing.T, pid int, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +92,7 @@ func shimWithSleepingNode(t *testing.T) string {
 	dir := t.TempDir()
 	node := filepath.Join(dir, "node")
 	os.WriteFile(node, []byte("#!/bin/sh\n{ echo $$; env; } > \"$RECORD.tmp\"; mv \"$RECORD.tmp\" \"$RECORD\"\nexec sleep 60\n"), 0o755)
-	os.MkdirAll(filepath.Join(dir, "package"), 0o755)
-	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	fakePackage(t, dir, PlaywrightVersion)
 	shim, err := versionShim(Options{Dir: dir, NodePath: node})
 	if err != nil || shim == "" {
 		t.Fatalf("shim: %q %v", shim, err)

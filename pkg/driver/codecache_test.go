@@ -23,10 +23,7 @@ import (
 // CLOAKBROWSER_MCP_DRIVER_CODE_CACHE=off.
 func TestShimPreloadsTheCodeCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "it's a dir")
-	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	fakePackage(t, dir, PlaywrightVersion)
 	// A node that prints the arguments it got, one a line.
 	node := filepath.Join(t.TempDir(), "node")
 	os.WriteFile(node, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n"), 0o755)
@@ -55,6 +52,18 @@ func TestShimPreloadsTheCodeCache(t *testing.T) {
 	t.Setenv(CodeCacheEnv, "off")
 	if got := args(); len(got) != 5 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "cli.js" {
 		t.Fatalf("with %s=off node got %q, want --max-lazy -r PRELAUNCH cli.js run-driver", CodeCacheEnv, got)
+	}
+}
+
+// fakePackage gives the driver dir dir (made if missing) a package.json of
+// playwright-core at version, all versionShim reads of it.
+func fakePackage(t *testing.T, dir, version string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+version+`"}`), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -228,10 +237,7 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 // as it was.
 func TestShimKeepsAUsersMallocSetting(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	fakePackage(t, dir, PlaywrightVersion)
 	node := filepath.Join(t.TempDir(), "node")
 	os.WriteFile(node, []byte("#!/bin/sh\necho \"[${"+mallocMmapEnv+"-unset}]\"\n"), 0o755)
 	shim, err := versionShim(Options{Dir: dir, NodePath: node})
@@ -261,10 +267,7 @@ func TestShimKeepsAUsersMallocSetting(t *testing.T) {
 // is marked used, however old it was.
 func TestShimSweepsUnusedVersions(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "package"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	fakePackage(t, dir, PlaywrightVersion)
 	node := filepath.Join(t.TempDir(), "node")
 	os.WriteFile(node, []byte("#!/bin/sh\n"), 0o755)
 	current, err := versionShim(Options{Dir: dir, NodePath: node})

@@ -162,11 +162,11 @@ func TestVersionShim(t *testing.T) {
 	if p, _ := versionShim(o); p != "" {
 		t.Fatal("shim written without a package.json")
 	}
-	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"1.52.0"}`), 0o644)
+	fakePackage(t, dir, "1.52.0")
 	if p, _ := versionShim(o); p != "" {
 		t.Fatal("shim written for another version")
 	}
-	os.WriteFile(filepath.Join(dir, "package", "package.json"), []byte(`{"name":"playwright-core","version":"`+PlaywrightVersion+`"}`), 0o644)
+	fakePackage(t, dir, PlaywrightVersion)
 	p, err := versionShim(o)
 	if err != nil || p == "" {
 		t.Fatalf("shim: %q %v", p, err)

@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/atomicfile"
 )
 
 // A first launch waits for the driver's start (node loading playwright-core,
@@ -39,14 +40,15 @@ type Prelaunch struct {
 	// Vars maps a placeholder to this launch's value of something that
 	// differs between launches of the same Key: a profile directory, a whole
 	// seed argument. Values are replaced as substrings, so each must be
-	// unique enough not to occur by chance (a path, a whole --name=value).
+	// unique enough not to occur by chance (a path, a whole --name=value);
+	// no placeholder may begin another ({{…}} tokens).
 	Vars map[string]string
 	// Env is the environment the launch will pass to the browser, exactly.
 	Env map[string]string
 }
 
-// prelaunchPlan is what run hands prelaunch.js (a private file, removed by
-// the script once read).
+// prelaunchPlan is what run hands prelaunch.js (a private file, writePlan's,
+// removed by the script once read).
 type prelaunchPlan struct {
 	Record  string            `json:"record"`
 	Vars    map[string]string `json:"vars"`
@@ -105,13 +107,20 @@ func (d *Driver) BeginPrelaunch(p Prelaunch) PrelaunchResult {
 	return res
 }
 
-// takePrelaunch returns the plan file for this start ("" for none) and
-// forgets the prelaunch: only the first start has one.
-func (d *Driver) takePrelaunch() string {
+// takePrelaunch returns the prelaunch BeginPrelaunch left for this start
+// (nil for none) and forgets it.
+func (d *Driver) takePrelaunch() *prelaunchPlan {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	plan := d.prelaunch
 	d.prelaunch = nil
-	d.mu.Unlock()
+	return plan
+}
+
+// writePlan puts plan in the driver's private TMPDIR for prelaunch.js and
+// returns the file ("" for no plan, or one that could not be written: the
+// driver then starts without it).
+func (d *Driver) writePlan(plan *prelaunchPlan) string {
 	if plan == nil {
 		return ""
 	}
@@ -119,16 +128,11 @@ func (d *Driver) takePrelaunch() string {
 	if err != nil {
 		return ""
 	}
-	f, err := os.CreateTemp(d.tmp, "prelaunch-*.json")
-	if err != nil {
+	file := filepath.Join(d.tmp, "prelaunch-plan.json")
+	if atomicfile.WriteBytes(file, 0o600, b) != nil {
 		return ""
 	}
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		_ = os.Remove(f.Name())
-		return ""
-	}
-	return f.Name()
+	return file
 }
 
 // prelaunchRecord is the record file for p's key.
@@ -152,18 +156,15 @@ func predict(record string, p Prelaunch) ([]string, bool) {
 	if json.Unmarshal(b, &r) != nil || r.Command != p.Command || len(r.Args) == 0 {
 		return nil, false
 	}
-	// Longest placeholder first: one never replaces part of another.
-	names := make([]string, 0, len(p.Vars))
-	for k := range p.Vars {
-		names = append(names, k)
+	// No placeholder begins another (Vars): one pass fills them all.
+	pairs := make([]string, 0, 2*len(p.Vars))
+	for k, v := range p.Vars {
+		pairs = append(pairs, k, v)
 	}
-	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+	fill := strings.NewReplacer(pairs...)
 	args := make([]string, len(r.Args))
 	for i, a := range r.Args {
-		for _, k := range names {
-			a = strings.ReplaceAll(a, k, p.Vars[k])
-		}
-		args[i] = a
+		args[i] = fill.Replace(a)
 	}
 	return args, true
 }

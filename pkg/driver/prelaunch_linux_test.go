@@ -223,12 +223,3 @@ func TestPrelaunchIsTakenByItsLaunch(t *testing.T) {
 	})
 	closeAll(d, p4)
 }
-
-func cmdline(t *testing.T, pid int) []string {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-}

@@ -171,25 +171,23 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		// (ffmpeg.go) and nothing of a user's own Playwright installs.
 		env["PLAYWRIGHT_BROWSERS_PATH"] = reg
 	}
+	plan := d.takePrelaunch() // only the first start has one
 	if shim, serr := versionShim(o); serr == nil && shim != "" {
 		env["PLAYWRIGHT_NODEJS_PATH"] = shim
 		env[driverTmpEnv] = d.tmp
 		env[driverParentEnv] = strconv.Itoa(os.Getpid())
 		env[driverArgsEnv] = strings.Join(flags, " ")
-		if plan := d.takePrelaunch(); plan != "" {
-			env[driverPrelaunchEnv] = plan
+		if file := d.writePlan(plan); file != "" {
+			env[driverPrelaunchEnv] = file
 			// Removed by prelaunch.js once read; here if node never got
 			// that far.
-			defer os.Remove(plan)
+			defer os.Remove(file)
 		}
 	} else if _, set := os.LookupEnv("NODE_OPTIONS"); !set {
 		// No shim to put the flags on node's command line: NODE_OPTIONS
 		// carries those node accepts there. A user's own NODE_OPTIONS wins.
 		env["NODE_OPTIONS"] = strings.Join(nodeOptionsFlags(flags), " ")
 	}
-	d.mu.Lock()
-	d.prelaunch = nil // only the first start, and only through the shim
-	d.mu.Unlock()
 	pw, err := withEnv(env, func() (*playwright.Playwright, error) { return playwright.Run(o.runOptions()) })
 	if err != nil {
 		return nil, fmt.Errorf("start playwright driver in %s with %s: %w", o.Dir, o.NodePath, err)

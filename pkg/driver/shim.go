@@ -154,7 +154,7 @@ func shimScript(node, setpriv string, preloads ...string) string {
 	// heap and stay in the RSS when freed; node frees many (the code cache
 	// read at start, protocol messages, snapshots). A fixed threshold keeps
 	// them mmapped, returned when freed: measured, the driver's RSS after a
-	// first page 93 MiB in every run against 99–110 (docs/benchmarks.md).
+	// first page 89–94 MiB in ten runs against 99–110 (docs/benchmarks.md).
 	// A user's own setting wins.
 	fmt.Fprintf(&b, "if [ -z \"${%[1]s+x}\" ]; then %[1]s=%[2]d; export %[1]s; fi\n", mallocMmapEnv, mallocMmapThreshold)
 	// The flags are split into words, never globbed (set -f); the shell
