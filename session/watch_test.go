@@ -69,6 +69,16 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 		{":hover menu", "hover", func(t *testing.T, _ *page.Tab, text string) {
 			wantText(t, text, "Hover item")
 		}},
+		{"data attribute a rule names", "#styled", func(t *testing.T, _ *page.Tab, text string) {
+			if strings.Contains(text, "Panel text") {
+				t.Errorf("the paragraph [data-shut] hides is still in the snapshot:\n%s", text)
+			}
+		}},
+		{"data attribute a shadow root's :host rule names", "#hostdata", func(t *testing.T, _ *page.Tab, text string) {
+			if strings.Contains(text, "dimmable text") {
+				t.Errorf("the paragraph :host([data-dim]) hides is still in the snapshot:\n%s", text)
+			}
+		}},
 	}
 	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
 		tab, err := g.CurrentTab(ctx)
@@ -149,6 +159,21 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			after := take(t)
 			if after != first {
 				t.Fatalf("a click that changed nothing was followed by a new snapshot")
+			}
+			// Changes no snapshot can show are not changes: a script and a
+			// resource hint added to the head, data-* attributes no style
+			// sheet names, a comment. A snapshot taken afresh agrees.
+			act(t, "#noise")
+			if quiet := take(t); quiet != first {
+				t.Errorf("changes no snapshot can show were followed by a new snapshot (same text: %v)", quiet.Text == first.Text)
+			}
+			if _, err := tab.Evaluate(ctx, `() => 0`); err != nil {
+				t.Fatal(err)
+			}
+			// (The click moved focus to its button: the mark is left out.)
+			unmarked := func(s *page.Snapshot) string { return strings.ReplaceAll(s.Text, " [active]", "") }
+			if fresh := take(t); fresh == first || unmarked(fresh) != unmarked(first) {
+				t.Fatalf("a fresh snapshot after the inert changes differs from the one served:\n%s\n--- served ---\n%s", fresh.Text, first.Text)
 			}
 			// Each kind of change, on this page, is seen.
 			act(t, "#attr")

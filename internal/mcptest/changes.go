@@ -19,7 +19,20 @@ const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href=
 .menu:hover .sub { display: block }
 .late-hidden { }
 #pop { }
+#panel[data-shut] p { display: none }
 </style>
+<script>
+function noise() {
+  const s = document.createElement('script'); s.type = 'application/json'; s.textContent = '{}';
+  document.head.append(s);
+  s.textContent = '{"n":1}';
+  const l = document.createElement('link'); l.rel = 'dns-prefetch'; l.href = '//127.0.0.1';
+  document.head.append(l);
+  document.body.dataset.seen = String(Date.now());
+  document.body.append(document.createComment('marker'));
+  document.getElementById('panel').dataset.track = 'x';
+}
+</script>
 <button id="noop" onclick="void 0">Nothing</button>
 <button id="attr" onclick="document.getElementById('exp').setAttribute('aria-expanded', 'true')">Attribute</button>
 <button id="exp" aria-expanded="false">Disclosure</button>
@@ -40,8 +53,14 @@ const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href=
 <div class="menu"><span>Menu</span><div class="sub"><a href="#">Hover item</a></div></div>
 <button id="shadow" onclick="document.getElementById('host').shadowRoot.querySelector('p').textContent = 'shadow changed'">Shadow</button>
 <div id="host"></div>
+<button id="noise" onclick="noise()">Noise</button>
+<button id="styled" onclick="document.getElementById('panel').dataset.shut = '1'">Styled data</button>
+<button id="hostdata" onclick="document.getElementById('host2').dataset.dim = '1'">Host data</button>
+<div id="panel"><p>Panel text</p></div>
+<div id="host2"></div>
 <button id="fetched" onclick="fetch('/items').then(r => r.json()).then(j => setTimeout(() => { document.getElementById('loaded').textContent = 'Loaded ' + j.items.join(',') }, 30))">Fetch</button><p id="loaded"></p>
-<script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>shadow text</p>';</script>
+<script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>shadow text</p>';
+document.getElementById('host2').attachShadow({mode: 'open'}).innerHTML = '<style>:host([data-dim]) p { display: none }</style><p>dimmable text</p>';</script>
 <iframe srcdoc="<p>same-origin frame</p>" title="same"></iframe>
 <iframe src="CROSS" title="cross"></iframe>
 <label>Live <input id="live" oninput="document.getElementById('msg').textContent = this.value.length + ' chars'"></label><span id="msg"></span>
@@ -54,6 +73,10 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 // ChangesPage serves changesPage at URL+"/" for the test's life and returns
 // URL (http://127.0.0.1:port). Its buttons (by id): #noop, #attr, #title,
 // #hash, #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow,
+// #noise (changes no snapshot can show: a script and a resource hint in the
+// head, data-* attributes no style sheet names, a comment), #styled (a
+// data-* attribute a rule hides "Panel text" by), #hostdata (one a shadow
+// root's :host rule hides "dimmable text" by),
 // #fetched (fetches /items, then renders "Loaded alpha,beta" 30 ms later);
 // hovering the text "Menu" shows "Hover item"; #live echoes its length
 // ("3 chars") as it is typed into, #quiet does nothing.

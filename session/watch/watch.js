@@ -4,10 +4,91 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   let n = 0, id = Math.floor(Math.random() * 2147483648), base = null;
   const seen = new WeakSet();
   const bump = () => { n++; };
-  const mo = new MutationObserver(r => { n += r.length; });
+  const known = [];
+  // Changes no AI snapshot can show are not counted (inert): Playwright's
+  // walk skips script, noscript and template elements (and style ones,
+  // which CSS reads), never reads comments or data-* attributes, and sees
+  // only what CSS makes of them. So: comments anywhere; what happens inside
+  // a script, noscript or template element; scripts, noscripts, templates
+  // and resource hints added to or removed from a head the page does not
+  // show (elsewhere an element can change what :first-child or :empty
+  // match); a data-* attribute that no style sheet of the document, its
+  // open shadow roots or same-origin frames names (all of them readable),
+  // on an element that is not a custom one (a closed shadow root's :host
+  // rule could name it).
+  const hints = new Set(['preload', 'prefetch', 'preconnect', 'dns-prefetch', 'modulepreload']);
+  const hiddenHead = h => {
+    if (!h || h.localName !== 'head' || h.parentNode !== h.ownerDocument.documentElement) return false;
+    try { return getComputedStyle(h).display === 'none'; } catch (_) { return false; }
+  };
+  const quietNode = (x, inHead) => {
+    if (x.nodeType === 8) return true;
+    if (!inHead || x.nodeType !== 1) return false;
+    switch (x.localName) {
+    case 'script': case 'noscript': case 'template': return true;
+    case 'link': {
+      const rel = (x.getAttribute('rel') || '').toLowerCase().split(/\s+/).filter(Boolean);
+      return rel.length > 0 && rel.every(v => hints.has(v));
+    }
+    }
+    return false;
+  };
+  // dataNames is the set of data-* names a sheet's rules hold anywhere
+  // (selectors, attr()), lower case, kept while its rule count holds; null
+  // when the sheet cannot be read (cross-origin) or a name is escaped.
+  const names = new WeakMap();
+  const dataNames = (sh, depth) => {
+    let rules;
+    try { rules = sh.cssRules; } catch (_) { return null; }
+    if (!rules || depth > 16) return null;
+    let c = names.get(sh);
+    if (c && c.len === rules.length) return c.set;
+    let set = new Set();
+    for (const r of rules) {
+      if (r.styleSheet) {
+        const sub = dataNames(r.styleSheet, depth + 1);
+        if (sub === null) { set = null; break; }
+        for (const x of sub) set.add(x);
+      }
+      const found = r.cssText.toLowerCase().match(/data-[-\w\\\u0080-\uffff]*/g);
+      if (found && found.some(x => x.includes('\\'))) { set = null; break; }
+      if (found) for (const x of found) set.add(x);
+    }
+    names.set(sh, { len: rules.length, set });
+    return set;
+  };
+  const styled = name => {
+    for (const root of known) for (const sh of sheetsOf(root)) {
+      const set = dataNames(sh, 0);
+      if (set === null || set.has(name)) return true;
+    }
+    return false;
+  };
+  const ignored = x => !!x && x.nodeType === 1 && (x.localName === 'script' || x.localName === 'noscript' || x.localName === 'template');
+  const inert = r => {
+    const t = r.target;
+    switch (r.type) {
+    case 'childList': {
+      if (ignored(t)) return true;
+      const inHead = hiddenHead(t);
+      for (const x of r.addedNodes) if (!quietNode(x, inHead)) return false;
+      for (const x of r.removedNodes) if (!quietNode(x, inHead)) return false;
+      return true;
+    }
+    case 'characterData':
+      return t.nodeType === 8 || ignored(t.parentNode);
+    case 'attributes':
+      return r.attributeNamespace === null && r.attributeName.startsWith('data-') && !t.localName.includes('-') &&
+        !styled(r.attributeName.toLowerCase());
+    }
+    return false;
+  };
+  const count = rs => { for (const r of rs) if (!inert(r)) n++; };
+  const mo = new MutationObserver(count);
   const observe = r => {
     if (seen.has(r)) return false;
     seen.add(r);
+    known.push(r);
     mo.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
     r.addEventListener('toggle', bump, true);
     return true;
@@ -130,7 +211,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
   return (mark) => {
-    n += mo.takeRecords().length;
+    count(mo.takeRecords());
     const s = scan();
     const focus = deepFocus(), hover = hoverChain(), shows = hoverMatches(s.roots), rules = ruleCount(s.roots), href = location.href;
     const out = { t: document.title, x: s.foreign, b: base ? base.id : 0 };
