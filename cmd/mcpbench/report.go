@@ -43,6 +43,9 @@ func rowSpecs() []rowSpec {
 	for _, p := range fixturePages {
 		rows = append(rows, spec("snapshot "+p.Name+", repeated", "ms", 0.2))
 	}
+	for _, n := range noisePages {
+		rows = append(rows, spec("snapshot "+n+", after page noise", "ms", 0.2))
+	}
 	for _, p := range fixturePages {
 		rows = append(rows, spec("snapshot "+p.Name+" size", "chars", 0))
 	}
