@@ -28,6 +28,20 @@
 //     roots and frame documents, and location.href;
 //   - popovers toggling.
 //
+// Mutations no AI snapshot can show are not counted: comments; what happens
+// inside script, noscript and template elements; scripts, noscripts,
+// templates and resource hints (preload, prefetch, preconnect,
+// dns-prefetch, modulepreload) added to or removed from a head the page
+// does not show; and data-* attributes that no style sheet of the document,
+// its open shadow roots or its same-origin frames names (in a selector or
+// attr(); every sheet readable), on elements that are not custom ones.
+// Playwright's walk skips those elements and never reads comments or data-*
+// attributes, so a page whose analytics and loaders keep doing these things
+// is still served its last snapshot. Its blind spots are the watch's own:
+// a closed shadow root (whose :host rule could name a built-in host's
+// data-* attribute), and a style rule replaced in place through the CSSOM
+// (the rule count, by which a sheet's names are kept, stays the same).
+//
 // A page with a frame the watch cannot enter (cross-origin, sandboxed) is
 // always snapshotted, as is one in a tab whose page was also driven by
 // other means (browser_evaluate, a resize, emulation, the CDP proxy).
