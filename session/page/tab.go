@@ -357,7 +357,6 @@ func (t *Tab) wireNavigation() {
 			t.docNav = t.lastNav
 			t.noteDocLocked()
 			t.openWatchWorld()
-			t.warmSnapshot()
 		} else {
 			url, _ := ev["url"].(string)
 			t.noteSameDocLocked(url)

@@ -124,22 +124,6 @@ func (t *Tab) openWatchWorld() {
 	})
 }
 
-// warmSnapshot has Playwright set up its injected script in the utility
-// world of a document that just committed, in the background while the page
-// loads, where the snapshot after the load would set it up first (about 30
-// ms a document here: the script is evaluated in each new document). The
-// call is a query of a ref no snapshot of this document has made: it finds
-// nothing, marks nothing and runs nothing in the page's own world.
-func (t *Tab) warmSnapshot() {
-	t.c.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
-		defer cancel()
-		_, _ = call(ctx, t.c, "set up the snapshot", stopOn{busyOK: true}, func() (int, error) {
-			return t.p.Locator("aria-ref=e0").Count()
-		})
-	})
-}
-
 func (t *Tab) forgetWatchContext(cid int) {
 	t.mu.Lock()
 	if t.watchCtx == cid {
