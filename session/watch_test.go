@@ -203,6 +203,18 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			})
 		}
 
+		// A sheet whose rules were replaced by as many others names
+		// what the new ones name: the watch read the old ones for an
+		// unstyled data-* attribute a moment before.
+		t.Run("a sheet replaced by one of as many rules", func(t *testing.T) {
+			load(t, false)
+			act(t, "#swap")
+			testtier.EventuallyState(t, 5*time.Second, "the replaced sheet's rule to hide the paragraph", func() (bool, string) {
+				s := take(t)
+				return !strings.Contains(s.Text, "Second panel text"), "\n" + s.Text
+			})
+		})
+
 		t.Run("typing", func(t *testing.T) {
 			load(t, false)
 			fill := func(sel, text string) {

@@ -32,6 +32,16 @@ function noise() {
   document.body.append(document.createComment('marker'));
   document.getElementById('panel').dataset.track = 'x';
 }
+const swapped = new CSSStyleSheet();
+swapped.replaceSync('.never-used { color: red }');
+document.adoptedStyleSheets = [swapped];
+function swapSheet() {
+  document.body.dataset.seen = String(Date.now());
+  setTimeout(() => {
+    swapped.replaceSync('#panel2[data-gone] p { display: none }');
+    document.getElementById('panel2').dataset.gone = '1';
+  }, 50);
+}
 </script>
 <button id="noop" onclick="void 0">Nothing</button>
 <button id="attr" onclick="document.getElementById('exp').setAttribute('aria-expanded', 'true')">Attribute</button>
@@ -58,6 +68,8 @@ function noise() {
 <button id="hostdata" onclick="document.getElementById('host2').dataset.dim = '1'">Host data</button>
 <div id="panel"><p>Panel text</p></div>
 <div id="host2"></div>
+<button id="swap" onclick="swapSheet()">Swap sheet</button>
+<div id="panel2"><p>Second panel text</p></div>
 <button id="fetched" onclick="fetch('/items').then(r => r.json()).then(j => setTimeout(() => { document.getElementById('loaded').textContent = 'Loaded ' + j.items.join(',') }, 30))">Fetch</button><p id="loaded"></p>
 <script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>shadow text</p>';
 document.getElementById('host2').attachShadow({mode: 'open'}).innerHTML = '<style>:host([data-dim]) p { display: none }</style><p>dimmable text</p>';</script>
@@ -76,7 +88,9 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 // #noise (changes no snapshot can show: a script and a resource hint in the
 // head, data-* attributes no style sheet names, a comment), #styled (a
 // data-* attribute a rule hides "Panel text" by), #hostdata (one a shadow
-// root's :host rule hides "dimmable text" by),
+// root's :host rule hides "dimmable text" by), #swap (an unstyled data-*
+// attribute, then 50 ms later an adopted sheet's one rule replaced by one
+// that hides "Second panel text" by a data-* attribute it then sets),
 // #fetched (fetches /items, then renders "Loaded alpha,beta" 30 ms later);
 // hovering the text "Menu" shows "Hover item"; #live echoes its length
 // ("3 chars") as it is typed into, #quiet does nothing.

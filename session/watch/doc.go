@@ -39,8 +39,9 @@
 // attributes, so a page whose analytics and loaders keep doing these things
 // is still served its last snapshot. Its blind spots are the watch's own:
 // a closed shadow root (whose :host rule could name a built-in host's
-// data-* attribute), and a style rule replaced in place through the CSSOM
-// (the rule count, by which a sheet's names are kept, stays the same).
+// data-* attribute), and a rule's selector rewritten in place through the
+// CSSOM (the sheet keeps the same rule objects, by which its names are
+// kept; an insertRule, deleteRule or replaceSync is seen).
 //
 // A page with a frame the watch cannot enter (cross-origin, sandboxed) is
 // always snapshotted, as is one in a tab whose page was also driven by

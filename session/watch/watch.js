@@ -34,15 +34,17 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return false;
   };
   // dataNames is the set of data-* names a sheet's rules hold anywhere
-  // (selectors, attr()), lower case, kept while its rule count holds; null
-  // when the sheet cannot be read (cross-origin) or a name is escaped.
+  // (selectors, attr()), lower case, kept while the sheet holds the same
+  // rule objects (an insertRule, a deleteRule or a replaceSync makes new
+  // ones); null when the sheet cannot be read (cross-origin) or a name is
+  // escaped.
   const names = new WeakMap();
   const dataNames = (sh, depth) => {
     let rules;
     try { rules = sh.cssRules; } catch (_) { return null; }
     if (!rules || depth > 16) return null;
     let c = names.get(sh);
-    if (c && c.len === rules.length) return c.set;
+    if (c && c.list.length === rules.length && c.list.every((r, i) => r === rules[i])) return c.set;
     let set = new Set();
     for (const r of rules) {
       if (r.styleSheet) {
@@ -54,7 +56,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (found && found.some(x => x.includes('\\'))) { set = null; break; }
       if (found) for (const x of found) set.add(x);
     }
-    names.set(sh, { len: rules.length, set });
+    names.set(sh, { list: Array.from(rules), set });
     return set;
   };
   const styled = name => {
