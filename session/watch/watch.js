@@ -59,12 +59,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     names.set(sh, { list: Array.from(rules), set });
     return set;
   };
+  // styled tells whether a sheet names a data-* attribute; the sheets are
+  // read once per batch of records (a page may set thousands at a time).
+  let named;
   const styled = name => {
-    for (const root of known) for (const sh of sheetsOf(root)) {
-      const set = dataNames(sh, 0);
-      if (set === null || set.has(name)) return true;
+    if (named === undefined) {
+      named = new Set();
+      all: for (const root of known) for (const sh of sheetsOf(root)) {
+        const set = dataNames(sh, 0);
+        if (set === null) { named = null; break all; }
+        for (const x of set) named.add(x);
+      }
     }
-    return false;
+    return named === null || named.has(name);
   };
   const ignored = x => !!x && x.nodeType === 1 && (x.localName === 'script' || x.localName === 'noscript' || x.localName === 'template');
   const inert = r => {
@@ -85,7 +92,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return false;
   };
-  const count = rs => { for (const r of rs) if (!inert(r)) n++; };
+  const count = rs => {
+    named = undefined;
+    for (const r of rs) if (!inert(r)) n++;
+  };
   const mo = new MutationObserver(count);
   const observe = r => {
     if (seen.has(r)) return false;
