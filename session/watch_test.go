@@ -292,11 +292,14 @@ func wantLine(t *testing.T, text, what, mark string) {
 	t.Errorf("no line with %s and %s in:\n%s", what, mark, text)
 }
 
-// TestWatchCountsDataAttributesWhenASheetIsUnreadable: with a style sheet
-// from another origin (whose rules a script cannot read) on the page, a
-// data-* attribute may be what that sheet hides an element by, so setting
-// one is a change: the next snapshot is taken afresh, and shows it.
-func TestWatchCountsDataAttributesWhenASheetIsUnreadable(t *testing.T) {
+// TestWatchCountsStyledDataAttributes: a data-* attribute the watch cannot
+// tell unstyled is a change. Under a style sheet from another origin (whose
+// rules a script cannot read) it may be what that sheet hides an element
+// by; an element's own style attribute may read it with attr(). Each page
+// sets one on a key press (the pointer and the focus stay where they are,
+// which the watch would also count): the next snapshot is taken afresh, and
+// shows the paragraph gone.
+func TestWatchCountsStyledDataAttributes(t *testing.T) {
 	testtier.BrowserTier(t)
 	sheets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css")
@@ -305,44 +308,49 @@ func TestWatchCountsDataAttributesWhenASheetIsUnreadable(t *testing.T) {
 	t.Cleanup(sheets.Close)
 	// The page is on 127.0.0.1, the sheet on localhost: another origin.
 	css := strings.Replace(sheets.URL, "127.0.0.1", "localhost", 1) + "/s.css"
-	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `<!doctype html><title>Unreadable</title><link rel="icon" href="data:,"><link rel="stylesheet" href="%s">
-<div id="box"><p>Box text</p></div>
-<script>addEventListener('keydown', () => { document.getElementById('box').dataset.hide = '1' })</script>`, css)
+	const onKey = `<script>addEventListener('keydown', () => { document.getElementById('box').dataset.hide = 'none' })</script>`
+	pages := map[string]string{
+		"/unreadable": `<link rel="stylesheet" href="` + css + `"><div id="box"><p>Box text</p></div>`,
+		"/inline":     `<div id="box" style="display: attr(data-hide type(<custom-ident>), block)"><p>Box text</p></div>`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Styled data</title><link rel="icon" href="data:,">`+pages[r.URL.Path]+onKey)
 	}))
-	t.Cleanup(pages.Close)
+	t.Cleanup(srv.Close)
 	s := newContextSession(t)
-	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
-		tab, err := g.CurrentTab(ctx)
-		if err != nil {
-			return err
-		}
-		if _, err := tab.Navigate(ctx, pages.URL+"/"); err != nil {
-			return err
-		}
-		first, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-		if err != nil {
-			return err
-		}
-		wantText(t, first.Text, "Box text")
-		// A key, not a click: the pointer and the focus stay where they
-		// are, which the watch would also count.
-		if err := tab.Act(ctx, tab.PressKey("h")); err != nil {
-			return err
-		}
-		after, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-		if err != nil {
-			return err
-		}
-		if after == first {
-			t.Fatal("a data-* attribute set under a sheet the watch cannot read was served the old snapshot")
-		}
-		if strings.Contains(after.Text, "Box text") {
-			t.Errorf("the paragraph the other origin's sheet hides is still in the snapshot:\n%s", after.Text)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for path := range pages {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
+				tab, err := g.CurrentTab(ctx)
+				if err != nil {
+					return err
+				}
+				if _, err := tab.Navigate(ctx, srv.URL+path); err != nil {
+					return err
+				}
+				first, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
+				if err != nil {
+					return err
+				}
+				wantText(t, first.Text, "Box text")
+				if err := tab.Act(ctx, tab.PressKey("h")); err != nil {
+					return err
+				}
+				after, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
+				if err != nil {
+					return err
+				}
+				if after == first {
+					t.Fatal("the data-* attribute was served the old snapshot")
+				}
+				if strings.Contains(after.Text, "Box text") {
+					t.Errorf("the paragraph the attribute hides is still in the snapshot:\n%s", after.Text)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -34,7 +34,9 @@
 // dns-prefetch, modulepreload) added to or removed from a head the page
 // does not show; and data-* attributes that no style sheet of the document,
 // its open shadow roots or its same-origin frames names (in a selector or
-// attr(); every sheet readable), on elements that are not custom ones.
+// attr(); every sheet readable), on elements that are not custom ones and
+// whose own style attribute has no attr() (Chromium reads attributes into
+// any property there).
 // Playwright's walk skips those elements and never reads comments or data-*
 // attributes, so a page whose analytics and loaders keep doing these things
 // is still served its last snapshot. Its blind spots are the watch's own:

@@ -15,7 +15,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // match); a data-* attribute that no style sheet of the document, its
   // open shadow roots or same-origin frames names (all of them readable),
   // on an element that is not a custom one (a closed shadow root's :host
-  // rule could name it).
+  // rule could name it) and whose own style attribute has no attr().
   const hints = new Set(['preload', 'prefetch', 'preconnect', 'dns-prefetch', 'modulepreload']);
   const hiddenHead = h => {
     if (!h || h.localName !== 'head' || h.parentNode !== h.ownerDocument.documentElement) return false;
@@ -88,7 +88,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       return t.nodeType === 8 || ignored(t.parentNode);
     case 'attributes':
       return r.attributeNamespace === null && r.attributeName.startsWith('data-') && !t.localName.includes('-') &&
-        !styled(r.attributeName.toLowerCase());
+        !(t.getAttribute('style') || '').includes('attr(') && !styled(r.attributeName.toLowerCase());
     }
     return false;
   };
