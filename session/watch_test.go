@@ -354,3 +354,66 @@ func TestWatchCountsStyledDataAttributes(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchSeesAHoverRuleOfAReplacedSheet: a sheet whose one rule a key
+// press replaces by a :hover rule (as many rules as before) makes hovering
+// its menu a change: the next snapshot shows the item the rule reveals.
+func TestWatchSeesAHoverRuleOfAReplacedSheet(t *testing.T) {
+	testtier.BrowserTier(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Replaced hover</title><link rel="icon" href="data:,">
+<style>.sub2 { display: none }</style>
+<div class="menu2"><span>Menu two</span><div class="sub2"><a href="#">Hover sub item</a></div></div>
+<script>
+const sheet = new CSSStyleSheet();
+sheet.replaceSync('.unused { color: red }');
+document.adoptedStyleSheets = [sheet];
+addEventListener('keydown', () => sheet.replaceSync('.menu2:hover .sub2 { display: block }'));
+</script>`)
+	}))
+	t.Cleanup(srv.Close)
+	s := newContextSession(t)
+	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
+		tab, err := g.CurrentTab(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := tab.Navigate(ctx, srv.URL+"/"); err != nil {
+			return err
+		}
+		first, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
+		if err != nil {
+			return err
+		}
+		if strings.Contains(first.Text, "Hover sub item") {
+			t.Fatalf("the item shows before any hover:\n%s", first.Text)
+		}
+		if err := tab.Act(ctx, tab.PressKey("h")); err != nil {
+			return err
+		}
+		// The new rule shows nothing yet: the page is as it was, and the
+		// watch's base moves to now.
+		if _, err := tab.AISnapshot(ctx, page.SnapshotOptions{}); err != nil {
+			return err
+		}
+		el, err := tab.Locate(ctx, "text=Menu two")
+		if err != nil {
+			return err
+		}
+		if err := tab.Act(ctx, el.Hover()); err != nil {
+			return err
+		}
+		after, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
+		if err != nil {
+			return err
+		}
+		if strings.Contains(first.Text, "Hover sub item") == strings.Contains(after.Text, "Hover sub item") {
+			t.Fatalf("hovering a menu a replaced sheet's :hover rule opens was served the old snapshot:\n%s", after.Text)
+		}
+		wantText(t, after.Text, "Hover sub item")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

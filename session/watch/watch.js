@@ -33,6 +33,9 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return false;
   };
+  // sameRules tells whether a sheet still holds the rule objects it held
+  // (an insertRule, a deleteRule or a replaceSync makes new ones).
+  const sameRules = (list, rules) => list.length === rules.length && list.every((r, i) => r === rules[i]);
   // dataNames is the set of data-* names a sheet's rules hold anywhere
   // (selectors, attr()), lower case, kept while the sheet holds the same
   // rule objects (an insertRule, a deleteRule or a replaceSync makes new
@@ -44,7 +47,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     try { rules = sh.cssRules; } catch (_) { return null; }
     if (!rules || depth > 16) return null;
     let c = names.get(sh);
-    if (c && c.list.length === rules.length && c.list.every((r, i) => r === rules[i])) return c.set;
+    if (c && sameRules(c.list, rules)) return c.set;
     let set = new Set();
     for (const r of rules) {
       if (r.styleSheet) {
@@ -161,8 +164,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const sheetsOf = root => [...(root.styleSheets || []), ...(root.adoptedStyleSheets || [])];
   const shown = ['display', 'visibility', 'content', 'cursor', 'content-visibility'];
   // The selectors of :hover rules that can show, hide or label elements,
-  // per sheet (kept while its rule count holds); null when a sheet cannot
-  // be read (cross-origin) or a selector cannot be matched.
+  // per sheet (kept while it holds the same rule objects); null when a sheet
+  // cannot be read (cross-origin) or a selector cannot be matched.
   const hoverCache = new WeakMap();
   const pseudo = /::?(before|after|marker|placeholder|first-line|first-letter|selection|backdrop|file-selector-button)\b/g;
   const hoverSels = (rules, inHover, depth, out) => {
@@ -184,11 +187,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const hoverMatches = roots => {
     const out = [];
     for (const root of roots) for (const sh of sheetsOf(root)) {
-      let c = hoverCache.get(sh), len = -1;
-      try { len = sh.cssRules.length; } catch (_) { return null; }
-      if (!c || c.len !== len) {
+      let c = hoverCache.get(sh), rules;
+      try { rules = sh.cssRules; } catch (_) { return null; }
+      if (!rules) return null;
+      if (!c || !sameRules(c.list, rules)) {
         const sels = [];
-        c = { len, sels: hoverSheetSels(sh, false, 0, sels) ? sels : null };
+        c = { list: Array.from(rules), sels: hoverSheetSels(sh, false, 0, sels) ? sels : null };
         hoverCache.set(sh, c);
       }
       if (!c.sels) return null;
