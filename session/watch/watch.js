@@ -4,7 +4,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   let n = 0, id = Math.floor(Math.random() * 2147483648), base = null;
   const seen = new WeakSet();
   const bump = () => { n++; };
-  const known = [];
+  // known: the roots (document, open shadow roots, same-origin frames) the
+  // last scan found, whose sheets the data-* names come from; a root that
+  // went is dropped at the next scan.
+  let known = [];
   // Changes no AI snapshot can show are not counted (inert): Playwright's
   // walk skips script, noscript and template elements (and style ones,
   // which CSS reads), never reads comments or data-* attributes, and sees
@@ -103,7 +106,6 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const observe = r => {
     if (seen.has(r)) return false;
     seen.add(r);
-    known.push(r);
     mo.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
     r.addEventListener('toggle', bump, true);
     return true;
@@ -134,6 +136,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
     };
     visit(document);
+    known = roots;
     return { roots, controls, foreign, added };
   };
   const deepFocus = () => {
