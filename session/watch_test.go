@@ -137,11 +137,7 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 		// take takes the tab's whole-page AI snapshot.
 		take := func(t *testing.T) *page.Snapshot {
 			t.Helper()
-			s, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
+			return aiSnapshot(ctx, t, tab)
 		}
 
 		t.Run("unchanged page is served again", func(t *testing.T) {
@@ -301,56 +297,31 @@ func wantLine(t *testing.T, text, what, mark string) {
 // shows the paragraph gone.
 func TestWatchCountsStyledDataAttributes(t *testing.T) {
 	testtier.BrowserTier(t)
-	sheets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/css")
-		fmt.Fprint(w, "#box[data-hide] p { display: none }")
-	}))
-	t.Cleanup(sheets.Close)
+	sheets := serveHTML(t, map[string]string{"/s.css": "#box[data-hide] p { display: none }"})
 	// The page is on 127.0.0.1, the sheet on localhost: another origin.
-	css := strings.Replace(sheets.URL, "127.0.0.1", "localhost", 1) + "/s.css"
+	css := strings.Replace(sheets, "127.0.0.1", "localhost", 1) + "/s.css"
+	const head = `<!doctype html><title>Styled data</title><link rel="icon" href="data:,">`
 	const onKey = `<script>addEventListener('keydown', () => { document.getElementById('box').dataset.hide = 'none' })</script>`
 	pages := map[string]string{
-		"/unreadable": `<link rel="stylesheet" href="` + css + `"><div id="box"><p>Box text</p></div>`,
-		"/inline":     `<div id="box" style="display: attr(data-hide type(<custom-ident>), block)"><p>Box text</p></div>`,
+		"/unreadable": head + `<link rel="stylesheet" href="` + css + `"><div id="box"><p>Box text</p></div>` + onKey,
+		"/inline":     head + `<div id="box" style="display: attr(data-hide type(<custom-ident>), block)"><p>Box text</p></div>` + onKey,
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<!doctype html><title>Styled data</title><link rel="icon" href="data:,">`+pages[r.URL.Path]+onKey)
-	}))
-	t.Cleanup(srv.Close)
+	srv := serveHTML(t, pages)
 	s := newContextSession(t)
 	for path := range pages {
 		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
-			err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
-				tab, err := g.CurrentTab(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := tab.Navigate(ctx, srv.URL+path); err != nil {
-					return err
-				}
-				first, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-				if err != nil {
-					return err
-				}
+			onPage(t, s, srv+path, func(ctx context.Context, tab *page.Tab) {
+				first := aiSnapshot(ctx, t, tab)
 				wantText(t, first.Text, "Box text")
-				if err := tab.Act(ctx, tab.PressKey("h")); err != nil {
-					return err
-				}
-				after, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-				if err != nil {
-					return err
-				}
+				act(ctx, t, tab, tab.PressKey("h"))
+				after := aiSnapshot(ctx, t, tab)
 				if after == first {
 					t.Fatal("the data-* attribute was served the old snapshot")
 				}
 				if strings.Contains(after.Text, "Box text") {
 					t.Errorf("the paragraph the attribute hides is still in the snapshot:\n%s", after.Text)
 				}
-				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 		})
 	}
 }
@@ -360,8 +331,7 @@ func TestWatchCountsStyledDataAttributes(t *testing.T) {
 // its menu a change: the next snapshot shows the item the rule reveals.
 func TestWatchSeesAHoverRuleOfAReplacedSheet(t *testing.T) {
 	testtier.BrowserTier(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<!doctype html><title>Replaced hover</title><link rel="icon" href="data:,">
+	srv := serveHTML(t, map[string]string{"/": `<!doctype html><title>Replaced hover</title><link rel="icon" href="data:,">
 <style>.sub2 { display: none }</style>
 <div class="menu2"><span>Menu two</span><div class="sub2"><a href="#">Hover sub item</a></div></div>
 <script>
@@ -369,51 +339,73 @@ const sheet = new CSSStyleSheet();
 sheet.replaceSync('.unused { color: red }');
 document.adoptedStyleSheets = [sheet];
 addEventListener('keydown', () => sheet.replaceSync('.menu2:hover .sub2 { display: block }'));
-</script>`)
+</script>`})
+	onPage(t, newContextSession(t), srv+"/", func(ctx context.Context, tab *page.Tab) {
+		if first := aiSnapshot(ctx, t, tab); strings.Contains(first.Text, "Hover sub item") {
+			t.Fatalf("the item shows before any hover:\n%s", first.Text)
+		}
+		act(ctx, t, tab, tab.PressKey("h"))
+		// The new rule shows nothing yet: the page is as it was, and the
+		// watch's base moves to now.
+		aiSnapshot(ctx, t, tab)
+		el, err := tab.Locate(ctx, "text=Menu two")
+		if err != nil {
+			t.Fatal(err)
+		}
+		act(ctx, t, tab, el.Hover())
+		if after := aiSnapshot(ctx, t, tab); !strings.Contains(after.Text, "Hover sub item") {
+			t.Fatalf("hovering a menu a replaced sheet's :hover rule opens was served the old snapshot:\n%s", after.Text)
+		}
+	})
+}
+
+// serveHTML serves each path's text (CSS for a .css path) for the test's
+// life and returns the server's URL.
+func serveHTML(t *testing.T, pages map[string]string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".css") {
+			w.Header().Set("Content-Type", "text/css")
+		}
+		fmt.Fprint(w, pages[r.URL.Path])
 	}))
 	t.Cleanup(srv.Close)
-	s := newContextSession(t)
+	return srv.URL
+}
+
+// onPage opens url in s's current tab and runs fn on the tab.
+func onPage(t *testing.T, s *session.Session, url string, fn func(ctx context.Context, tab *page.Tab)) {
+	t.Helper()
 	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
 		tab, err := g.CurrentTab(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := tab.Navigate(ctx, srv.URL+"/"); err != nil {
+		if _, err := tab.Navigate(ctx, url); err != nil {
 			return err
 		}
-		first, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-		if err != nil {
-			return err
-		}
-		if strings.Contains(first.Text, "Hover sub item") {
-			t.Fatalf("the item shows before any hover:\n%s", first.Text)
-		}
-		if err := tab.Act(ctx, tab.PressKey("h")); err != nil {
-			return err
-		}
-		// The new rule shows nothing yet: the page is as it was, and the
-		// watch's base moves to now.
-		if _, err := tab.AISnapshot(ctx, page.SnapshotOptions{}); err != nil {
-			return err
-		}
-		el, err := tab.Locate(ctx, "text=Menu two")
-		if err != nil {
-			return err
-		}
-		if err := tab.Act(ctx, el.Hover()); err != nil {
-			return err
-		}
-		after, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
-		if err != nil {
-			return err
-		}
-		if strings.Contains(first.Text, "Hover sub item") == strings.Contains(after.Text, "Hover sub item") {
-			t.Fatalf("hovering a menu a replaced sheet's :hover rule opens was served the old snapshot:\n%s", after.Text)
-		}
-		wantText(t, after.Text, "Hover sub item")
+		fn(ctx, tab)
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aiSnapshot takes the tab's whole-page AI snapshot.
+func aiSnapshot(ctx context.Context, t *testing.T, tab *page.Tab) *page.Snapshot {
+	t.Helper()
+	s, err := tab.AISnapshot(ctx, page.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// act runs steps as one action on the tab.
+func act(ctx context.Context, t *testing.T, tab *page.Tab, steps ...page.Step) {
+	t.Helper()
+	if err := tab.Act(ctx, steps...); err != nil {
 		t.Fatal(err)
 	}
 }
