@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -46,13 +47,26 @@ func newContextSession(t *testing.T) *session.Session {
 
 func startSession(t *testing.T, shared *session.SharedBrowser) *session.Session {
 	t.Helper()
+	return startSessionWith(t, shared, nil)
+}
+
+// startSessionWith is startSession with its log written to log as well
+// (when not nil) and its config changed by each of opts.
+func startSessionWith(t *testing.T, shared *session.SharedBrowser, log io.Writer, opts ...func(*session.Config)) *session.Session {
+	t.Helper()
+	if log == nil {
+		log = io.Discard
+	}
 	bin := cloakbrowser.BinaryInfo{BinaryPath: chromium(t), Engine: cloakbrowser.EngineChromium, Source: cloakbrowser.SourceSystem}
 	cfg := session.Config{
 		ResolveBinary: func(context.Context) (cloakbrowser.BinaryInfo, error) { return bin, nil },
 		Headless:      true,
 		NoSandbox:     true,
-		Log:           zerolog.New(zerolog.NewTestWriter(t)).With().Timestamp().Logger(),
+		Log:           zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), log)).With().Timestamp().Logger(),
 		Shared:        shared,
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	s := session.New(t.Name(), mcptest.SharedDriver(t), cfg)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })

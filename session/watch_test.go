@@ -2,9 +2,11 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -408,4 +410,127 @@ func act(ctx context.Context, t *testing.T, tab *page.Tab, steps ...page.Step) {
 	if err := tab.Act(ctx, steps...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWatchToldChangeIsWalkedAtOnce: a change the page makes on its own
+// after a snapshot (a timer a click set off) is told by the watch, and the
+// next snapshot walks the page without reading it first. It shows the
+// change, and the snapshot after it is served again (its base stands).
+// When the page sets its title in a later task, that title is told too
+// and the answer names it; as that change came after the base the watch
+// marked, the next snapshot may walk once more, and the one after is
+// served.
+func TestWatchToldChangeIsWalkedAtOnce(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Told 1</title>
+<script>
+function addLater(retitleLater) {
+  setTimeout(() => {
+    const n = document.querySelectorAll('li').length + 1;
+    const li = document.createElement('li'); li.textContent = 'Item ' + n; document.querySelector('ul').append(li);
+    const retitle = () => { document.title = 'Told ' + n; };
+    if (retitleLater) setTimeout(retitle, 50); else retitle();
+  }, 200);
+}
+</script>
+<button onclick="addLater(false)">Add</button>
+<button onclick="addLater(true)">Add and retitle</button>
+<ul><li>Item 1</li></ul>`})
+	const told = "walked without a read first"
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		for _, c := range []struct {
+			n             int
+			button        string
+			retitledLater bool
+		}{{2, "Add", false}, {3, "Add and retitle", true}} {
+			item, title := fmt.Sprintf("Item %d", c.n), fmt.Sprintf("Told %d", c.n)
+			el, err := tab.Locate(ctx, fmt.Sprintf("role=button[name=%q]", c.button))
+			if err != nil {
+				t.Fatal(err)
+			}
+			act(ctx, t, tab, el.Click(page.ClickOptions{}))
+			before := aiSnapshot(ctx, t, tab)
+			if strings.Contains(before.Text, item) {
+				t.Fatalf("%s is there before its timer ran:\n%s", item, before.Text)
+			}
+			tells := strings.Count(log.String(), told)
+			// Once the title reads so, the watch's tells (of the change,
+			// then of a later title) went out before the answer.
+			testtier.EventuallyState(t, 5*time.Second, "the page's own change", func() (bool, string) {
+				got, _ := tab.Title(ctx)
+				return got == title, got
+			})
+			snap := aiSnapshot(ctx, t, tab)
+			wantText(t, snap.Text, item)
+			if got := strings.Count(log.String(), told); got != tells+1 {
+				t.Errorf("%s: %d snapshots walked on a tell, want 1", item, got-tells)
+			}
+			if got, _ := tab.Title(ctx); got != title {
+				t.Errorf("%s: title %q after the told snapshot, want %q", item, got, title)
+			}
+			again := aiSnapshot(ctx, t, tab)
+			if c.retitledLater {
+				// The title came after the base the watch marked: the
+				// next snapshot may walk once more.
+				snap = again
+				again = aiSnapshot(ctx, t, tab)
+			}
+			if again != snap {
+				t.Errorf("%s: the snapshot after the told one was taken again, not served:\n%s", item, again.Text)
+			}
+		}
+	})
+}
+
+// TestActOnARefThatWentDuringTheAction: an action on a ref that
+// LocateToAct did not look up first (the page unchanged since its
+// snapshot), whose element the page takes away as the pointer reaches it,
+// times out waiting for it and then says that the ref went, as a ref looked
+// up first would; and on a page the watch told changed since, LocateToAct
+// looks a ref up itself, refusing one whose element went.
+func TestActOnARefThatWentDuringTheAction(t *testing.T) {
+	s := startSessionWith(t, mcptest.SharedBrowser(t), nil, func(c *session.Config) { c.ActionTimeout = time.Second })
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Vanishing</title>
+<button onmouseenter="this.remove()">Vanish</button>
+<button onclick="setTimeout(() => { document.querySelector('#gone').remove(); document.title = 'Removed'; }, 100)">Remove later</button>
+<button id="gone">Removed</button>`})
+	refOf := func(text, name string) string {
+		t.Helper()
+		m := regexp.MustCompile(`button "` + name + `" \[ref=(e\d+)\]`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no ref for button %q in:\n%s", name, text)
+		}
+		return m[1]
+	}
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		snap := aiSnapshot(ctx, t, tab)
+		el, err := tab.LocateToAct(ctx, refOf(snap.Text, "Vanish"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tab.Act(ctx, el.Click(page.ClickOptions{}))
+		if !errors.Is(err, page.ErrUnknownRef) || !strings.Contains(err.Error(), "not found in the current page snapshot") {
+			t.Errorf("click on the vanishing button: %v, want the ref not found", err)
+		}
+
+		snap = aiSnapshot(ctx, t, tab)
+		gone := refOf(snap.Text, "Removed")
+		el, err = tab.Locate(ctx, "text=Remove later")
+		if err != nil {
+			t.Fatal(err)
+		}
+		act(ctx, t, tab, el.Click(page.ClickOptions{}))
+		// The title changes in the task that removes the button (as in
+		// TestWatchToldChangeIsWalkedAtOnce).
+		testtier.EventuallyState(t, 5*time.Second, "the button to go", func() (bool, string) {
+			title, _ := tab.Title(ctx)
+			return title == "Removed", title
+		})
+		// Told of the change, LocateToAct looks the ref up, and refuses it
+		// itself, before any action.
+		if _, err := tab.LocateToAct(ctx, gone); !errors.Is(err, page.ErrUnknownRef) {
+			t.Errorf("locate the removed button's ref: %v, want the ref not found", err)
+		}
+	})
 }

@@ -32,7 +32,7 @@ func actionsTools() []*Tool {
 
 func scrollIntoView(c *tabCall) error {
 	target := c.args.String("target", "")
-	el, err := c.locate(target)
+	el, err := c.locateToAct(target)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func setInputFiles(c *tabCall) error {
 		return err
 	}
 	target := c.args.String("target", "")
-	el, err := c.locate(target)
+	el, err := c.locateToAct(target)
 	if err != nil {
 		return err
 	}

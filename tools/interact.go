@@ -37,7 +37,7 @@ func (c *tabCall) settle(navBefore, seq int) {
 
 func click(c *tabCall) error {
 	target := c.args.String("target", "")
-	el, err := c.locate(target)
+	el, err := c.locateToAct(target)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func typeText(c *tabCall) error {
 		return fmt.Errorf("text is %d bytes; at most %d can be typed in one call — split it, or set the value with browser_evaluate", len(text), maxTypeText)
 	}
 	target := c.args.String("target", "")
-	el, err := c.locate(target)
+	el, err := c.locateToAct(target)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func pressKey(c *tabCall) error {
 
 func hover(c *tabCall) error {
 	target := c.args.String("target", "")
-	el, err := c.locate(target)
+	el, err := c.locateToAct(target)
 	if err != nil {
 		return err
 	}
@@ -135,11 +135,11 @@ func hover(c *tabCall) error {
 }
 
 func drag(c *tabCall) error {
-	from, err := c.locate(c.args.String("startTarget", ""))
+	from, err := c.locateToAct(c.args.String("startTarget", ""))
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	to, err := c.locate(c.args.String("endTarget", ""))
+	to, err := c.locateToAct(c.args.String("endTarget", ""))
 	if err != nil {
 		return fmt.Errorf("end: %w", err)
 	}
@@ -161,7 +161,7 @@ func drag(c *tabCall) error {
 
 func selectOption(c *tabCall) error {
 	target := c.args.String("target", "")
-	el, err := c.locate(target)
+	el, err := c.locateToAct(target)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func fillForm(c *tabCall) error {
 	var steps []page.Step
 	for i, f := range fields {
 		target, _ := f["target"].(string)
-		el, err := c.locate(target)
+		el, err := c.locateToAct(target)
 		if err != nil {
 			return fmt.Errorf("field %d (%s): %w", i+1, quoteValue(f["name"]), err)
 		}
@@ -219,7 +219,7 @@ func drop(c *tabCall) error {
 	if len(paths) == 0 && len(data) == 0 {
 		return fmt.Errorf("pass paths, data or both: there is nothing to drop")
 	}
-	el, err := c.locate(c.args.String("target", ""))
+	el, err := c.locateToAct(c.args.String("target", ""))
 	if err != nil {
 		return err
 	}

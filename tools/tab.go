@@ -241,6 +241,17 @@ func (c *tabCall) locate(target string) (*page.Element, error) {
 	return el, err
 }
 
+// locateToAct is locate for the element an action acts on: a ref of the
+// last snapshot on a page unchanged since is not looked up first
+// (page.Tab.LocateToAct).
+func (c *tabCall) locateToAct(target string) (*page.Element, error) {
+	el, err := c.tab.LocateToAct(c.ctx, target)
+	if err == nil {
+		c.recordTarget(target, el)
+	}
+	return el, err
+}
+
 // describe names a target for messages: the agent's description if given.
 func (c *tabCall) describe(target string) string {
 	if el := c.args.String("element", ""); el != "" {

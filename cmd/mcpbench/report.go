@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"fmt"
 	"io"
 	"math"
@@ -39,6 +40,11 @@ func rowSpecs() []rowSpec {
 	}
 	for _, p := range fixturePages {
 		rows = append(rows, spec("snapshot "+p.Name, "ms", 0.8))
+	}
+	for _, p := range fixturePages {
+		if slices.Contains(selfChangePages, p.Name) {
+			rows = append(rows, spec("snapshot "+p.Name+", after its own change", "ms", 0.8))
+		}
 	}
 	for _, p := range fixturePages {
 		rows = append(rows, spec("snapshot "+p.Name+", repeated", "ms", 0.2))

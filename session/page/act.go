@@ -28,6 +28,7 @@ type Step struct {
 	op     string
 	prefix string // names the step in its error ("fill Email: …")
 	fn     func() error
+	on     []*Element // the elements it acts on, when LocateToAct found them
 }
 
 // Named returns the step with its errors prefixed by name.
@@ -56,14 +57,24 @@ func (t *Tab) Act(ctx context.Context, steps ...Step) error {
 		if errors.Is(err, ErrTabClosed) && t.p.IsClosed() {
 			return nil
 		}
-		if te := (*TimeoutError)(nil); errors.As(err, &te) && te.Msg != "" {
+		te, tte := (*TimeoutError)(nil), (*TypeTimeoutError)(nil)
+		if errors.As(err, &te) && te.Msg != "" || errors.As(err, &tte) {
 			// Playwright waited for the element, or for the page: a
 			// page that no longer answers is said to be busy, not
 			// blamed on the element.
 			if !t.alive(ctx) { // the end of ctx is no verdict: alive says true
 				return fmt.Errorf("%s: %w", s.op, ErrNotResponding)
 			}
-			te.Action = true
+			if te != nil {
+				te.Action = true
+			}
+			// An element LocateToAct did not look up may be what went.
+			for _, e := range s.on {
+				if gone := e.gone(ctx); gone != nil {
+					err = gone
+					break
+				}
+			}
 		}
 		if err != nil && s.prefix != "" {
 			return fmt.Errorf("%s: %w", s.prefix, err)

@@ -44,30 +44,30 @@ func (e *Element) Click(o ClickOptions) Step {
 		// Playwright's dblclick is a click with clickCount 2; playwright-go's
 		// Dblclick options carry a field the 1.64 driver refuses.
 		two := 2
-		return Step{op: "double-click " + e.Target, fn: func() error {
+		return Step{on: []*Element{e}, op: "double-click " + e.Target, fn: func() error {
 			return e.loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods, ClickCount: &two})
 		}}
 	}
-	return Step{op: "click " + e.Target, fn: func() error {
+	return Step{on: []*Element{e}, op: "click " + e.Target, fn: func() error {
 		return e.loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods})
 	}}
 }
 
 // Hover is the step that moves the mouse over the element.
 func (e *Element) Hover() Step {
-	return Step{op: "hover " + e.Target, fn: func() error { return e.loc.Hover() }}
+	return Step{on: []*Element{e}, op: "hover " + e.Target, fn: func() error { return e.loc.Hover() }}
 }
 
 // Fill is the step that sets an input's value at once.
 func (e *Element) Fill(value string) Step {
-	return Step{op: "fill " + e.Target, fn: func() error { return e.loc.Fill(value) }}
+	return Step{on: []*Element{e}, op: "fill " + e.Target, fn: func() error { return e.loc.Fill(value) }}
 }
 
 // Type is the step that types text one key at a time. When the action
 // timeout ends the typing, its error is a *TypeTimeoutError that says how
 // much of text the field took.
 func (e *Element) Type(text string) Step {
-	return Step{op: "type into " + e.Target, fn: func() error {
+	return Step{on: []*Element{e}, op: "type into " + e.Target, fn: func() error {
 		// The field's value before, to tell what the typing added; an
 		// element without a value (contenteditable) gives none.
 		quick := playwright.LocatorInputValueOptions{Timeout: playwright.Float(1000)}
@@ -132,13 +132,13 @@ func typedCount(before, after, text string) int {
 
 // Press is the step that presses a key on the element.
 func (e *Element) Press(key string) Step {
-	return Step{op: "press " + key, fn: func() error { return e.loc.Press(key) }}
+	return Step{on: []*Element{e}, op: "press " + key, fn: func() error { return e.loc.Press(key) }}
 }
 
 // SelectOption is the step that selects options of a <select> by value or
 // label.
 func (e *Element) SelectOption(values []string) Step {
-	return Step{op: "select in " + e.Target, fn: func() error {
+	return Step{on: []*Element{e}, op: "select in " + e.Target, fn: func() error {
 		_, err := e.loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &values})
 		return err
 	}}
@@ -146,17 +146,17 @@ func (e *Element) SelectOption(values []string) Step {
 
 // SetChecked is the step that checks or unchecks a checkbox or radio.
 func (e *Element) SetChecked(checked bool) Step {
-	return Step{op: "check " + e.Target, fn: func() error { return e.loc.SetChecked(checked) }}
+	return Step{on: []*Element{e}, op: "check " + e.Target, fn: func() error { return e.loc.SetChecked(checked) }}
 }
 
 // Check is the step that checks a checkbox or radio.
 func (e *Element) Check() Step {
-	return Step{op: "check " + e.Target, fn: func() error { return e.loc.Check() }}
+	return Step{on: []*Element{e}, op: "check " + e.Target, fn: func() error { return e.loc.Check() }}
 }
 
 // DragTo is the step that drags the element onto to.
 func (e *Element) DragTo(to *Element) Step {
-	return Step{op: "drag " + e.Target + " to " + to.Target, fn: func() error { return e.loc.DragTo(to.loc) }}
+	return Step{on: []*Element{e, to}, op: "drag " + e.Target + " to " + to.Target, fn: func() error { return e.loc.DragTo(to.loc) }}
 }
 
 // Drop is the step that drops files and data (MIME type → value) onto the
@@ -172,7 +172,7 @@ func (e *Element) DragTo(to *Element) Step {
 func (e *Element) Drop(files []InputFile, data map[string]string) Step {
 	op := "drop onto " + e.Target
 	if e.tab.c.env.Endpoint != "" {
-		return Step{op: op, fn: func() error {
+		return Step{on: []*Element{e}, op: op, fn: func() error {
 			in := make([]playwright.InputFile, len(files))
 			for i, f := range files {
 				in[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
@@ -180,7 +180,7 @@ func (e *Element) Drop(files []InputFile, data map[string]string) Step {
 			return e.loc.Drop(playwright.Payload{Files: in, Data: data})
 		}}
 	}
-	return Step{op: op, fn: func() error { return e.drop(files, data) }}
+	return Step{on: []*Element{e}, op: op, fn: func() error { return e.drop(files, data) }}
 }
 
 // dropCheckJS, run in the tab's isolated world, notes whether the page's

@@ -605,6 +605,7 @@ func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
 		return t.cdpSess, nil
 	}
 	t.cdpSess = s
+	t.hearTells(s)
 	t.watchDownloads(s)
 	t.watchWindowOpens(s)
 	t.watchWebMCP(s)

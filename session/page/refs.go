@@ -187,6 +187,9 @@ type Element struct {
 	loc playwright.Locator
 	// Target is what the agent passed (a ref or a selector).
 	Target string
+	// unchecked: LocateToAct did not look the ref up (Act does, should
+	// the action time out).
+	unchecked bool
 }
 
 // Locate resolves target on the tab: an AI ref (e12, f1e3) of the tab's
@@ -260,13 +263,55 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 			return nil, refErr(ref, "Ref %s (%s %q) is no longer on the page; take a new snapshot", ref, rr.Role, rr.Name)
 		}
 	}
+	return nil, t.refGone(ref)
+}
+
+// refGone is the error for an AI ref that names nothing on the tab.
+func (t *Tab) refGone(ref string) error {
 	// Say so when the ref belongs to another tab's snapshot.
 	for i, o := range t.c.Tabs() {
 		if o != t && o.hasRef(ref) {
-			return nil, refErr(ref, "Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", ref, i)
+			return refErr(ref, "Ref %s is from tab %d's snapshot, not the current tab's: select that tab with browser_tabs, or take a new snapshot here", ref, i)
 		}
 	}
-	return nil, refErr(ref, "Ref %s not found in the current page snapshot. Try capturing new snapshot.", ref)
+	return refErr(ref, "Ref %s not found in the current page snapshot. Try capturing new snapshot.", ref)
+}
+
+// LocateToAct is Locate for the element an action is about to act on. A
+// ref of the main frame in the tab's last snapshot, on a page the watch
+// has told of no change since that snapshot (unchangedSinceSnapshot), is
+// not looked up first: its element is still in the page, and the action
+// finds it a round trip sooner. A change whose tell was still on its way
+// can have taken it: when the action then times out waiting for it, Act
+// looks the ref up and says it went (gone).
+func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) {
+	ref := strings.TrimSpace(target)
+	if snapshot.ClassifyRef(ref) != snapshot.RefAI || !strings.HasPrefix(ref, "e") {
+		return t.Locate(ctx, target)
+	}
+	t.mu.Lock()
+	own := t.refs.ownAI
+	t.mu.Unlock()
+	if !own || !t.hasRef(ref) || !t.unchangedSinceSnapshot() {
+		return t.Locate(ctx, target)
+	}
+	if err := t.refElsewhere(snapshot.RefAI, ref); err != nil {
+		return nil, err
+	}
+	return &Element{tab: t, loc: t.p.Locator("aria-ref=" + ref), Target: ref, unchecked: true}, nil
+}
+
+// gone is, for an element LocateToAct did not look up, the error saying its
+// ref names nothing now; nil when it still names an element (or that
+// cannot be told).
+func (e *Element) gone(ctx context.Context) error {
+	if e == nil || !e.unchecked {
+		return nil
+	}
+	if n, err := e.tab.count(ctx, e.loc); err == nil && n == 0 {
+		return e.tab.refGone(e.Target)
+	}
+	return nil
 }
 
 // byRole is getByRole(role, {name, exact: true}).nth(n) on the main frame.

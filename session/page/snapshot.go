@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/accessibility"
@@ -105,6 +106,12 @@ func snapshotBudget(ctx context.Context) float64 {
 func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout+time.Second)
 	defer cancel()
+	whole := o.Depth == 0 && !o.Boxes
+	if whole {
+		if base := t.toldChange(); base != 0 {
+			return t.snapshotTold(ctx, o, base)
+		}
+	}
 	// A trivial call first: a page busy with its own script does not
 	// answer it, and gets ErrNotResponding in probeTimeout instead of the
 	// snapshot's timeout. Probing beside the snapshot instead would blame
@@ -113,7 +120,6 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	// A missed probe is not yet a verdict: on a starved machine a live page
 	// can miss it too, so the snapshot still gets busyBudget, and only when
 	// that times out as well is the page declared not responding.
-	whole := o.Depth == 0 && !o.Boxes
 	var r *watchRead
 	var settled, missed bool
 	if whole {
@@ -143,6 +149,65 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		}
 		t.mu.Unlock()
 	}
+	text, pending, err := t.walk(ctx, o, missed)
+	if err != nil {
+		return nil, err
+	}
+	if missed {
+		t.mu.Lock()
+		t.busy = false // it answered after all
+		t.mu.Unlock()
+	}
+	base := 0
+	if r != nil && r.nav == t.LastNavSeq() {
+		base = r.NewBase
+	}
+	return t.keepSnapshot(ctx, text, pending, whole, base), nil
+}
+
+// snapshotTold walks a page the watch told changed after its last read
+// (toldChange): the walk is after base, which the watch marked as the page
+// changed, so no read has to come first, and the title is the one it told.
+// A read goes beside the walk, marking nothing: it lets the watch tell of
+// the next change, and should the page not answer it either, the walk gets
+// busyBudget more before the page is declared not responding, as after a
+// missed probe. The answer does not wait for it.
+func (t *Tab) snapshotTold(ctx context.Context, o SnapshotOptions, base int) (*Snapshot, error) {
+	start := time.Now()
+	wctx, stopWalk := context.WithCancel(ctx)
+	defer stopWalk()
+	var hung atomic.Bool
+	t.c.Go(func() {
+		rctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+		defer cancel()
+		_, err := t.readWatch(rctx, false, false)
+		var te *TimeoutError
+		if err == nil || !errors.As(err, &te) || wctx.Err() != nil || len(t.Modals()) > 0 {
+			return
+		}
+		select {
+		case <-time.After(busyBudget):
+			hung.Store(true)
+			stopWalk()
+		case <-wctx.Done():
+		}
+	})
+	text, pending, err := t.walk(wctx, o, false)
+	if err != nil {
+		if hung.Load() {
+			t.markBusy()
+			return nil, fmt.Errorf("snapshot: %w", ErrNotResponding)
+		}
+		return nil, err
+	}
+	t.noteToldTitle(base, start)
+	t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: the watch told of a change; walked without a read first")
+	return t.keepSnapshot(ctx, text, pending, true, base), nil
+}
+
+// walk takes Playwright's AI snapshot of the page (bounded as AISnapshot
+// says): its text, and the child frames whose document had not arrived.
+func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string, int, error) {
 	pending := t.framesNotLoaded()
 	budget, limit := snapshotTimeout, snapshotTimeout
 	switch {
@@ -151,17 +216,15 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	case pending > 0:
 		budget = frameBudget
 	}
-	var text string
 	for {
-		var err error
 		opts := o.pageWithin(ctx, budget)
-		text, err = call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) { return t.p.AriaSnapshot(opts) })
+		text, err := call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) { return t.p.AriaSnapshot(opts) })
 		var te *TimeoutError
 		if err == nil {
-			break
+			return text, pending, nil
 		}
 		if missed && errors.As(err, &te) && ctx.Err() == nil {
-			return nil, fmt.Errorf("snapshot: %w", ErrNotResponding)
+			return "", 0, fmt.Errorf("snapshot: %w", ErrNotResponding)
 		}
 		if budget >= limit && errors.As(err, &te) && ctx.Err() == nil {
 			// The page answered the probe but its snapshot did not finish
@@ -169,38 +232,36 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			// so the next call probes first (Busy), and a navigation
 			// stops it.
 			t.markBusy()
-			return nil, fmt.Errorf("snapshot: %w", &TimeoutError{Op: "snapshot", Err: err,
+			return "", 0, fmt.Errorf("snapshot: %w", &TimeoutError{Op: "snapshot", Err: err,
 				Msg: fmt.Sprintf("the snapshot did not finish within %s: the page is too large or too busy (browser_navigate stops its work)", budget.Round(time.Second))})
 		}
 		if budget >= limit || !errors.As(err, &te) || ctx.Err() != nil {
-			return nil, err
+			return "", 0, err
 		}
 		budget = min(4*budget, limit)
 	}
-	if missed {
-		t.mu.Lock()
-		t.busy = false // it answered after all
-		t.mu.Unlock()
-	}
+}
+
+// keepSnapshot makes text the tab's snapshot; a whole-page one becomes its
+// last snapshot, after watch base base (0: none), and its refs are stored.
+func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole bool, base int) *Snapshot {
 	s := &Snapshot{Text: text, FramesNotLoaded: pending, tab: t}
 	t.mu.Lock()
 	s.doc = t.docNav
 	t.mu.Unlock()
-	if whole {
-		t.mu.Lock()
-		t.snap = s
-		t.snapBase, t.snapMarksOff = 0, false
-		if r != nil && r.nav == t.lastNav {
-			t.snapBase = r.NewBase
-		}
-		t.refs.ownAI = true
-		t.refs.aiSeq = t.c.refs.next()
-		t.mu.Unlock()
-		if tree, err := s.Tree(); err == nil {
-			t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.AI = snapshot.AIRefs(tree) })
-		}
+	if !whole {
+		return s
 	}
-	return s, nil
+	t.mu.Lock()
+	t.snap = s
+	t.snapBase, t.snapMarksOff = base, false
+	t.refs.ownAI = true
+	t.refs.aiSeq = t.c.refs.next()
+	t.mu.Unlock()
+	if tree, err := s.Tree(); err == nil {
+		t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.AI = snapshot.AIRefs(tree) })
+	}
+	return s
 }
 
 // LastSnapshot is the last whole-page AI snapshot taken of the tab, or nil.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/watch"
 )
 
 // Buffer caps per page: a page that logs or requests without end costs the
@@ -131,6 +133,9 @@ type Tab struct {
 	snapMarksOff bool         // snap stands for the page but for its focus mark or typed values
 	settled      *settledRead // the read the last Settle made
 	titleAt      time.Time    // when the watch read title; zero once used
+	lastMark     int          // the newest base the watch marked (a read's, or one it told of)
+	told         watch.Tell   // the change the watch told of since the last read, if any
+	tellTitle    toldTitle    // the title the watch told last
 
 	seen seen // what the agent was shown (seen.go)
 
@@ -371,7 +376,7 @@ func (t *Tab) wireNavigation() {
 			t.busyAt = time.Time{}
 		}
 		// The last snapshot's watch base was in the old document.
-		t.snapBase, t.settled = 0, nil
+		t.snapBase, t.settled, t.lastMark, t.told, t.tellTitle = 0, nil, 0, watch.Tell{}, toldTitle{}
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mxschmitt/playwright-go"
+
 	"github.com/cloakmcp/cloakbrowser-mcp/session/watch"
 )
 
@@ -62,6 +64,9 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 		if err != nil {
 			return nil, err
 		}
+		if mark {
+			t.markRead(cid, r.NewBase)
+		}
 		return &watchRead{Read: r, nav: nav}, nil
 	}
 }
@@ -101,6 +106,17 @@ func (t *Tab) watchContext(ctx context.Context) (int, error) {
 	id, _ := res.(map[string]any)["executionContextId"].(float64)
 	if id == 0 {
 		return 0, fmt.Errorf("open the watch's world: no context in %v", res)
+	}
+	// The binding the watch tells of changes through, in this world only.
+	// Without it the watch is read as before: only the reads say.
+	if _, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t, busyOK: true}, func() (any, error) {
+		s, err := t.cdpSession(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return sendCDP(ctx, s, 0, "Runtime.addBinding", map[string]any{"name": watch.Binding, "executionContextId": int(id)})
+	}); err != nil {
+		t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: no binding; snapshots read the page first")
 	}
 	t.mu.Lock()
 	if t.docNav == doc {
@@ -154,11 +170,15 @@ type settledRead struct {
 const settledMaxAge = time.Second
 
 // settledLocked returns the read Settle left if it still describes the page
-// (no navigation, no request since, and recent), else nil. t.mu is held.
+// (no navigation, no request, no change the watch told of since, and
+// recent), else nil. t.mu is held.
 func (t *Tab) settledLocked() *watchRead {
 	s := t.settled
 	if s == nil || s.seq != t.seq || s.r.nav != t.lastNav || time.Since(s.at) > settledMaxAge {
 		return nil
+	}
+	if t.told.To != 0 {
+		return nil // the watch told of a change since
 	}
 	return s.r
 }
@@ -237,4 +257,87 @@ func (t *Tab) keepSettled(r *watchRead) {
 // Title call (within settledMaxAge). t.mu is held.
 func (t *Tab) noteTitleLocked(title string) {
 	t.title, t.hasTitle, t.titleAt = title, true, time.Now()
+}
+
+// hearTells listens on s for the watch's tells (watch.Binding).
+func (t *Tab) hearTells(s playwright.CDPSession) {
+	s.On("Runtime.bindingCalled", func(m map[string]any) {
+		if name, _ := m["name"].(string); name != watch.Binding {
+			return
+		}
+		payload, _ := m["payload"].(string)
+		k, ok := watch.ParseTell(payload)
+		cid, _ := m["executionContextId"].(float64)
+		if !ok {
+			return
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		// A tell of another document's world, or one a read already
+		// passed (its answer came later, but the bases only grow), is old.
+		if int(cid) != t.watchCtx || t.watchDoc != t.docNav || k.To < t.lastMark {
+			return
+		}
+		if k.To == t.lastMark {
+			if t.tellTitle.to == k.To {
+				t.tellTitle.title = k.Title // the title changed since the tell
+			}
+			return
+		}
+		t.told, t.lastMark = k, k.To
+		t.tellTitle = toldTitle{to: k.To, title: k.Title}
+	})
+}
+
+// toldTitle is the page's title as the watch told it, after base to.
+type toldTitle struct {
+	to    int
+	title string
+}
+
+// markRead notes the base a read of the watch in world cid marked: it
+// passes any tell heard before it.
+func (t *Tab) markRead(cid, base int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cid != t.watchCtx || base <= t.lastMark {
+		return
+	}
+	t.told, t.lastMark = watch.Tell{}, base
+}
+
+// toldChange returns the base the watch marked as the page changed after
+// its last read, and forgets the tell; 0 when it told of none. A snapshot
+// taken now is of the page after that base, which is newer than the last
+// snapshot's.
+func (t *Tab) toldChange() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := t.told
+	if k.To == 0 || !t.watchable() || t.watchDoc != t.docNav {
+		return 0
+	}
+	t.told = watch.Tell{}
+	return k.To
+}
+
+// noteToldTitle takes the title the watch told since base as the page's
+// current one (for the next Title call), unless a read noted one since.
+func (t *Tab) noteToldTitle(base int, since time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if k := t.tellTitle; k.to >= base && k.to == t.lastMark && t.titleAt.Before(since) {
+		t.noteTitleLocked(k.title)
+	}
+}
+
+// unchangedSinceSnapshot reports whether, as far as the watch has told,
+// the page has not changed since its last snapshot: the snapshot's base is
+// the newest one and no change was told of since. A change whose tell is
+// still on its way is not known yet.
+func (t *Tab) unchangedSinceSnapshot() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.watchable() && t.snap != nil && t.snapBase != 0 && t.lastMark == t.snapBase && t.told.To == 0 &&
+		t.snap.doc == t.docNav && t.watchDoc == t.docNav
 }

@@ -53,4 +53,20 @@
 // compared with: a snapshot stands on the base marked just before it, so a
 // change that lands between the mark and the snapshot only costs a new
 // snapshot next time, never a missed one.
+//
+// The watch also tells (Binding, a binding the server adds to its world
+// only, over the same CDP session): at the first counted change since the
+// last read it marks a new base — the page as it is right after the change —
+// and calls the binding with the base it left and the one it marked
+// (ParseTell). It tells once between reads, so a page that keeps changing
+// costs one scan and one event per read at most. Told, the server knows
+// two things without a round trip: a snapshot asked for next walks the page
+// at once (the walk comes after the marked base, as the tell came before
+// it; a read beside it marks nothing), and, while nothing was told since a
+// snapshot whose base is the newest mark, the snapshot's elements are all
+// still in the page, so an action on one of its refs need not look the ref
+// up first. A tell still on its way when the server decides is not known:
+// the snapshot then stands on its read as before, and an action whose
+// element went times out and is then told the ref went. A read never
+// tells: it reports what it counted.
 package watch

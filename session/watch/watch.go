@@ -13,6 +13,29 @@ import (
 // World names the isolated world the watch runs in.
 const World = "cbm"
 
+// Binding is the binding the server adds to the watch's world (and to no
+// other: the page never sees it), through which the watch tells of the
+// first change since the last read (ParseTell).
+const Binding = "__cbmTell"
+
+// Tell is what the watch told through Binding: the page left base From
+// and the watch marked base To as it was right after the change; Title is
+// the page's title then (told again, with the same bases, when it changes).
+type Tell struct {
+	From  int    `json:"f"`
+	To    int    `json:"t"`
+	Title string `json:"n"`
+}
+
+// ParseTell reads a Binding call's payload.
+func ParseTell(payload string) (Tell, bool) {
+	var k Tell
+	if err := json.Unmarshal([]byte(payload), &k); err != nil || k.From == 0 || k.To <= k.From {
+		return Tell{}, false
+	}
+	return k, true
+}
+
 // script is the watch: an async function of (mark, afterAction) returning
 // the read as a JSON-able object (watch.js).
 //

@@ -1,7 +1,7 @@
 (async (mark, afterAction) => {
 if (afterAction) await new Promise(r => setTimeout(r, 0));
 const W = globalThis.__w || (globalThis.__w = (() => {
-  let n = 0, id = Math.floor(Math.random() * 2147483648), base = null;
+  let n = 0, id = Math.floor(Math.random() * 2147483648), base = null, told = false;
   const seen = new WeakSet();
   const bump = () => { n++; };
   // known: the roots (document, open shadow roots, same-origin frames) the
@@ -98,11 +98,33 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return false;
   };
-  const count = rs => {
+  // count counts the records a snapshot can show. The first such change
+  // since the last read marks a new base (the page as it is now) and tells
+  // the server through __cbmTell, a binding of this world only (none is
+  // made when the server could not add it): a snapshot it asks for next
+  // walks the page at once, which is after this base, without a read first.
+  // A read does not tell (tell false): it reports what it counted.
+  // While told, a change of the title is told too (with the same bases),
+  // so the server knows the title the page has without asking.
+  let toldFrom = 0, toldTitle = '';
+  const say = () => { try { globalThis.__cbmTell(JSON.stringify({ f: toldFrom, t: base.id, n: toldTitle })); } catch (_) {} };
+  const count = (rs, tell) => {
     named = undefined;
-    for (const r of rs) if (!inert(r)) n++;
+    let k = 0;
+    for (const r of rs) if (!inert(r)) k++;
+    n += k;
+    if (k === 0 || !tell || !base || typeof globalThis.__cbmTell !== 'function') return;
+    if (told) {
+      if (document.title !== toldTitle) { toldTitle = document.title; say(); }
+      return;
+    }
+    told = true;
+    toldFrom = base.id;
+    base = Object.assign(state(scan()), { id: ++id });
+    toldTitle = document.title;
+    say();
   };
-  const mo = new MutationObserver(count);
+  const mo = new MutationObserver(rs => count(rs, true));
   const observe = r => {
     if (seen.has(r)) return false;
     seen.add(r);
@@ -229,10 +251,13 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
+  // state is what a base keeps of the page, from a scan.
+  const state = s => ({ n, controls: s.controls, focus: deepFocus(), hover: hoverChain(), shows: hoverMatches(s.roots), rules: ruleCount(s.roots), href: location.href });
   return (mark) => {
-    count(mo.takeRecords());
-    const s = scan();
-    const focus = deepFocus(), hover = hoverChain(), shows = hoverMatches(s.roots), rules = ruleCount(s.roots), href = location.href;
+    count(mo.takeRecords(), false);
+    told = false;
+    const s = scan(), now = state(s);
+    const { focus, hover, shows, rules, href } = now;
     const out = { t: document.title, x: s.foreign, b: base ? base.id : 0 };
     if (base) {
       let changed = 0, which = null;
@@ -251,7 +276,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       out.u = href !== base.href;
     }
     out.a = animating(s.roots);
-    if (mark) { base = { id: ++id, n, controls: s.controls, focus, hover, shows, rules, href }; out.nb = id; }
+    if (mark) { base = Object.assign(now, { id: ++id }); out.nb = id; }
     return out;
   };
 })());

@@ -91,3 +91,32 @@ func TestDecode(t *testing.T) {
 		t.Fatalf("an exception: %v", err)
 	}
 }
+
+func TestParseTell(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		want    Tell
+		ok      bool
+	}{
+		{`{"f":7,"t":8,"n":"Inbox (3)"}`, Tell{From: 7, To: 8, Title: "Inbox (3)"}, true},
+		{`{"f":7,"t":8,"n":""}`, Tell{From: 7, To: 8}, true},
+		{`{"f":0,"t":8,"n":"x"}`, Tell{}, false}, // no base left
+		{`{"f":8,"t":8,"n":"x"}`, Tell{}, false}, // bases only grow
+		{`{"f":9,"t":8,"n":"x"}`, Tell{}, false},
+		{`7:8`, Tell{}, false},
+		{``, Tell{}, false},
+	} {
+		got, ok := ParseTell(c.payload)
+		if got != c.want || ok != c.ok {
+			t.Errorf("ParseTell(%q) = %+v, %v; want %+v, %v", c.payload, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestScriptCallsTheBinding: the binding the server adds is the one the
+// script tells through.
+func TestScriptCallsTheBinding(t *testing.T) {
+	if !strings.Contains(script, "globalThis."+Binding+"(") {
+		t.Errorf("watch.js does not call globalThis.%s", Binding)
+	}
+}
