@@ -495,17 +495,9 @@ func TestActOnARefThatWentDuringTheAction(t *testing.T) {
 <button onmouseenter="this.remove()">Vanish</button>
 <button onclick="setTimeout(() => { document.querySelector('#gone').remove(); document.title = 'Removed'; }, 100)">Remove later</button>
 <button id="gone">Removed</button>`})
-	refOf := func(text, name string) string {
-		t.Helper()
-		m := regexp.MustCompile(`button "` + name + `" \[ref=(e\d+)\]`).FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("no ref for button %q in:\n%s", name, text)
-		}
-		return m[1]
-	}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		snap := aiSnapshot(ctx, t, tab)
-		el, err := tab.LocateToAct(ctx, refOf(snap.Text, "Vanish"))
+		el, err := tab.LocateToAct(ctx, buttonRef(t, snap.Text, "Vanish"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,7 +507,7 @@ func TestActOnARefThatWentDuringTheAction(t *testing.T) {
 		}
 
 		snap = aiSnapshot(ctx, t, tab)
-		gone := refOf(snap.Text, "Removed")
+		gone := buttonRef(t, snap.Text, "Removed")
 		el, err = tab.Locate(ctx, "text=Remove later")
 		if err != nil {
 			t.Fatal(err)
@@ -533,4 +525,59 @@ func TestActOnARefThatWentDuringTheAction(t *testing.T) {
 			t.Errorf("locate the removed button's ref: %v, want the ref not found", err)
 		}
 	})
+}
+
+// TestRefsOfTheWholeSnapshotOutliveAPartOne: an AI snapshot of one element
+// makes Playwright's ref map that element's. A ref of the page's whole
+// snapshot outside it still acts (the page is walked whole again first),
+// and a whole snapshot asked for after a part one is a new walk, not the
+// last one served, whose refs act too.
+func TestRefsOfTheWholeSnapshotOutliveAPartOne(t *testing.T) {
+	s := newContextSession(t)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Parts</title>
+<section id="a"><h2>A</h2><button onclick="this.textContent = 'A pressed'">Press A</button></section>
+<section id="b"><h2>B</h2><button onclick="this.textContent = 'B pressed ' + (++window.n || (window.n = 1))">Press B</button></section>`})
+	part := func(ctx context.Context, tab *page.Tab) {
+		t.Helper()
+		a, err := tab.Locate(ctx, "#a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, err := a.AISnapshot(ctx, page.SnapshotOptions{}); err != nil || !strings.Contains(text, "Press A") {
+			t.Fatalf("snapshot of #a: %v\n%s", err, text)
+		}
+	}
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		whole := aiSnapshot(ctx, t, tab)
+		b := buttonRef(t, whole.Text, "Press B")
+		part(ctx, tab)
+		el, err := tab.LocateToAct(ctx, b)
+		if err != nil {
+			t.Fatalf("locate %s after a snapshot of #a: %v", b, err)
+		}
+		act(ctx, t, tab, el.Click(page.ClickOptions{}))
+
+		part(ctx, tab)
+		again := aiSnapshot(ctx, t, tab)
+		if again == whole {
+			t.Fatal("the whole snapshot after one of #a was served, not taken")
+		}
+		wantText(t, again.Text, "B pressed 1")
+		el, err = tab.LocateToAct(ctx, buttonRef(t, again.Text, "B pressed 1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		act(ctx, t, tab, el.Click(page.ClickOptions{}))
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "B pressed 2")
+	})
+}
+
+// buttonRef is the ref of the button named name in snapshot text.
+func buttonRef(t *testing.T, text, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`button "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=(e\d+)\]`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no ref for button %q in:\n%s", name, text)
+	}
+	return m[1]
 }

@@ -296,5 +296,6 @@ func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error)
 func (e *Element) AISnapshot(ctx context.Context, o SnapshotOptions) (string, error) {
 	po := o.page(ctx)
 	opts := playwright.LocatorAriaSnapshotOptions{Mode: po.Mode, Timeout: po.Timeout, Depth: po.Depth, Boxes: po.Boxes}
+	defer e.tab.tookPartialAI()
 	return call(ctx, e.tab.c, "snapshot "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.AriaSnapshot(opts) })
 }

@@ -18,7 +18,12 @@ type tabRefs struct {
 	// ownAI: this page object took an AI snapshot, so Playwright's aria-ref
 	// map is the truth about e12 refs and the cache is never consulted.
 	ownAI bool
-	aria  *snapshot.Tree
+	// partialAI: an AI snapshot of part of the page (an element, a depth,
+	// boxes) came after the last whole one. Playwright's aria-ref map is
+	// then that part's: a ref of the whole snapshot outside it resolves
+	// again once the page is walked whole (locateAI does).
+	partialAI bool
+	aria      *snapshot.Tree
 	role  *snapshot.Tree
 	// roleDoc is the tab's docNav when role was taken: a role ref names an
 	// element of that document only.
@@ -244,7 +249,15 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 			at = a // the page replaced the element with an equal one
 		}
 		loc := t.p.Locator("aria-ref=" + at)
-		if n, err := t.count(ctx, loc); err == nil && n > 0 {
+		n, err := t.count(ctx, loc)
+		if err == nil && n == 0 && t.partialAI() && t.hasRef(ref) {
+			// A part of the page was snapshotted since: walk it whole
+			// (its elements keep their refs), then look again.
+			if _, serr := t.AISnapshot(ctx, SnapshotOptions{}); serr == nil {
+				n, err = t.count(ctx, loc)
+			}
+		}
+		if err == nil && n > 0 {
 			return loc, nil
 		} else if err != nil && !isPageErr(err) {
 			return nil, err
@@ -264,6 +277,24 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 		}
 	}
 	return nil, t.refGone(ref)
+}
+
+// partialAI reports tabRefs.partialAI.
+func (t *Tab) partialAI() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refs.partialAI
+}
+
+// tookPartialAI notes an AI snapshot of part of the page: the last whole
+// snapshot no longer stands for what Playwright's refs resolve against, so
+// it is not served again (the next whole one walks) nor are its refs acted
+// on without a lookup.
+func (t *Tab) tookPartialAI() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.refs.partialAI = true
+	t.snapBase, t.settled = 0, nil
 }
 
 // refGone is the error for an AI ref that names nothing on the tab.

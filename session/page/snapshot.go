@@ -250,12 +250,13 @@ func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole 
 	s.doc = t.docNav
 	t.mu.Unlock()
 	if !whole {
+		t.tookPartialAI()
 		return s
 	}
 	t.mu.Lock()
 	t.snap = s
 	t.snapBase, t.snapMarksOff = base, false
-	t.refs.ownAI = true
+	t.refs.ownAI, t.refs.partialAI = true, false
 	t.refs.aiSeq = t.c.refs.next()
 	t.mu.Unlock()
 	if tree, err := s.Tree(); err == nil {
