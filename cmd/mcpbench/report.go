@@ -1,10 +1,10 @@
 package main
 
 import (
-	"slices"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"

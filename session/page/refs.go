@@ -24,7 +24,7 @@ type tabRefs struct {
 	// again once the page is walked whole (locateAI does).
 	partialAI bool
 	aria      *snapshot.Tree
-	role  *snapshot.Tree
+	role      *snapshot.Tree
 	// roleDoc is the tab's docNav when role was taken: a role ref names an
 	// element of that document only.
 	roleDoc int
