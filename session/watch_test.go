@@ -581,3 +581,34 @@ func buttonRef(t *testing.T, text, name string) string {
 	}
 	return m[1]
 }
+
+// TestSnapshotAfterAScriptWalksAtOnce: after a script of the agent's the
+// last snapshot does not stand (the watch cannot vouch for what a script
+// did: here it rewrites a rule in place, which the watch does not see), so
+// the next snapshot walks the page at once, without reading the watch
+// first, and shows what the script did; the one after it is served.
+func TestSnapshotAfterAScriptWalksAtOnce(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Script</title>
+<style>.note { display: block }</style><p class="note">Shown until a script hides it</p><button>Stay</button>`})
+	const walked = "the last snapshot does not stand"
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		first := aiSnapshot(ctx, t, tab)
+		wantText(t, first.Text, "Shown until a script hides it")
+		if _, err := tab.Evaluate(ctx, `() => { document.styleSheets[0].cssRules[0].style.display = 'none'; }`); err != nil {
+			t.Fatal(err)
+		}
+		before := strings.Count(log.String(), walked)
+		snap := aiSnapshot(ctx, t, tab)
+		if strings.Contains(snap.Text, "Shown until a script hides it") {
+			t.Errorf("the snapshot after the script still shows what it hid:\n%s", snap.Text)
+		}
+		if got := strings.Count(log.String(), walked); got != before+1 {
+			t.Errorf("%d snapshots walked without a read after the script, want 1", got-before)
+		}
+		if again := aiSnapshot(ctx, t, tab); again != snap {
+			t.Errorf("the snapshot after that was taken again, not served:\n%s", again.Text)
+		}
+	})
+}

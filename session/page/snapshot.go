@@ -109,7 +109,10 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	whole := o.Depth == 0 && !o.Boxes
 	if whole {
 		if base := t.toldChange(); base != 0 {
-			return t.snapshotTold(ctx, o, base)
+			return t.snapshotAt(ctx, o, base, "the watch told of a change")
+		}
+		if base := t.walkDue(); base != 0 {
+			return t.snapshotAt(ctx, o, base, "the last snapshot does not stand")
 		}
 	}
 	// A trivial call first: a page busy with its own script does not
@@ -165,14 +168,18 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	return t.keepSnapshot(ctx, text, pending, whole, base), nil
 }
 
-// snapshotTold walks a page the watch told changed after its last read
-// (toldChange): the walk is after base, which the watch marked as the page
-// changed, so no read has to come first, and the title is the one it told.
-// A read goes beside the walk, marking nothing: it lets the watch tell of
-// the next change, and should the page not answer it either, the walk gets
-// busyBudget more before the page is declared not responding, as after a
-// missed probe. The answer does not wait for it.
-func (t *Tab) snapshotTold(ctx context.Context, o SnapshotOptions, base int) (*Snapshot, error) {
+// snapshotAt walks the page after base, the watch's newest base, without
+// reading the watch first: the watch told of a change after the last read
+// (toldChange), or the last snapshot does not stand whatever the page did
+// (walkDue). Either way the walk is due, and a base the watch marked before
+// it stands for it: a change after the base that the walk missed is
+// reported by the next read against it. The title is the one the watch
+// told, if it told since base. A read goes beside the walk, marking
+// nothing: it lets the watch tell of the next change, and should the page
+// not answer it either, the walk gets busyBudget more before the page is
+// declared not responding, as after a missed probe. The answer does not
+// wait for it.
+func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why string) (*Snapshot, error) {
 	start := time.Now()
 	wctx, stopWalk := context.WithCancel(ctx)
 	defer stopWalk()
@@ -201,7 +208,7 @@ func (t *Tab) snapshotTold(ctx context.Context, o SnapshotOptions, base int) (*S
 		return nil, err
 	}
 	t.noteToldTitle(base, start)
-	t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: the watch told of a change; walked without a read first")
+	t.c.env.Log.Debug().Int("tab", t.ID).Str("why", why).Msg("snapshot: walked without a read first")
 	return t.keepSnapshot(ctx, text, pending, true, base), nil
 }
 

@@ -314,11 +314,27 @@ func (t *Tab) toldChange() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := t.told
-	if k.To == 0 || !t.watchable() || t.watchDoc != t.docNav {
+	if k.To == 0 || !t.watchable() || t.watchDoc != t.docNav || t.busy {
 		return 0
 	}
 	t.told = watch.Tell{}
 	return k.To
+}
+
+// walkDue returns the watch's newest base when the next whole snapshot
+// walks the page whatever the watch says (the last one does not stand: a
+// script, a resize or emulation since, a snapshot of part of the page) and
+// no read Settle left can stand in: a snapshot taken now is after it.
+// 0 when there is no such base (no read of this document yet) or a read
+// has to come first.
+func (t *Tab) walkDue() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.snapBase != 0 || t.lastMark == 0 || t.snap == nil || !t.watchable() || t.watchDoc != t.docNav || t.busy ||
+		t.settledLocked() != nil {
+		return 0
+	}
+	return t.lastMark
 }
 
 // noteToldTitle takes the title the watch told since base as the page's
