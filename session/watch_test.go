@@ -437,7 +437,7 @@ function addLater(retitleLater) {
 <button onclick="addLater(false)">Add</button>
 <button onclick="addLater(true)">Add and retitle</button>
 <ul><li>Item 1</li></ul>`})
-	const told = "walked without a read first"
+	const told = `"why":"the watch told of a change"`
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		for _, c := range []struct {
 			n             int
@@ -592,7 +592,7 @@ func TestSnapshotAfterAScriptWalksAtOnce(t *testing.T) {
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Script</title>
 <style>.note { display: block }</style><p class="note">Shown until a script hides it</p><button>Stay</button>`})
-	const walked = "the last snapshot does not stand"
+	const walked = `"why":"the last snapshot does not stand"`
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		first := aiSnapshot(ctx, t, tab)
 		wantText(t, first.Text, "Shown until a script hides it")
