@@ -62,7 +62,9 @@
 // costs one scan and one event per read at most. Told, the server knows
 // two things without a round trip: a snapshot asked for next walks the page
 // at once (the walk comes after the marked base, as the tell came before
-// it; a read beside it marks nothing), and, while nothing was told since a
+// it; a read beside it marks nothing; so does one that walks whatever the
+// watch says, after the newest base the server knows), and, while nothing
+// was told since a
 // snapshot whose base is the newest mark, the snapshot's elements are all
 // still in the page, so an action on one of its refs need not look the ref
 // up first. A tell still on its way when the server decides is not known:
