@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -609,6 +610,44 @@ func TestSnapshotAfterAScriptWalksAtOnce(t *testing.T) {
 		}
 		if again := aiSnapshot(ctx, t, tab); again != snap {
 			t.Errorf("the snapshot after that was taken again, not served:\n%s", again.Text)
+		}
+	})
+}
+
+// TestWatchNeverServesAPageThatKeepsChanging: on a page whose own timer
+// changes its text every 20 ms, every snapshot taken after the page moved
+// on is a new one showing a later count, whichever way it was taken (the
+// watch told of the change, or it was read first).
+func TestWatchNeverServesAPageThatKeepsChanging(t *testing.T) {
+	s := newContextSession(t)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>0</title>
+<p id="n">Tick 0</p><script>let n = 0; setInterval(() => { document.getElementById('n').textContent = 'Tick ' + (++n); document.title = String(n); }, 20);</script>`})
+	tick := regexp.MustCompile(`Tick (\d+)`)
+	count := func(text string) int {
+		t.Helper()
+		m := tick.FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no tick in:\n%s", text)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		last := aiSnapshot(ctx, t, tab)
+		for i := range 12 {
+			// The page's title is its count: wait until it is past the
+			// last snapshot's.
+			seen := count(last.Text)
+			testtier.EventuallyState(t, 5*time.Second, "the page to tick on", func() (bool, string) {
+				title, _ := tab.Title(ctx)
+				n, err := strconv.Atoi(title)
+				return err == nil && n > seen, title
+			})
+			snap := aiSnapshot(ctx, t, tab)
+			if snap == last || count(snap.Text) <= seen {
+				t.Fatalf("snapshot %d shows %q after %q: an old snapshot was served", i+1, tick.FindString(snap.Text), tick.FindString(last.Text))
+			}
+			last = snap
 		}
 	})
 }
