@@ -127,15 +127,19 @@ type Tab struct {
 	utilCtx  []int      // the utility worlds heard while listing; nil when not listing
 
 	// The watch (watch.go).
-	watchCtx     int          // execution context of the watch's world, 0 if none
-	watchDoc     int          // docNav when watchCtx was made
-	snapBase     int          // the watch base snap was taken after; 0: none that stands
-	snapMarksOff bool         // snap stands for the page but for its focus mark or typed values
-	settled      *settledRead // the read the last Settle made
-	titleAt      time.Time    // when the watch read title; zero once used
-	lastMark     int          // the newest base the watch marked (a read's, or one it told of)
-	told         watch.Tell   // the change the watch told of since the last read, if any
-	tellTitle    toldTitle    // the title the watch told last
+	watchCtx int // execution context of the watch's world, 0 if none
+	watchDoc int // docNav when watchCtx was made
+	// watchOpening is closed when the world being made for document
+	// watchOpeningDoc is made (or not); nil when none is being made.
+	watchOpening    chan struct{}
+	watchOpeningDoc int
+	snapBase        int          // the watch base snap was taken after; 0: none that stands
+	snapMarksOff    bool         // snap stands for the page but for its focus mark or typed values
+	settled         *settledRead // the read the last Settle made
+	titleAt         time.Time    // when the watch read title; zero once used
+	lastMark        int          // the newest base the watch marked (a read's, or one it told of)
+	told            watch.Tell   // the change the watch told of since the last read, if any
+	tellTitle       toldTitle    // the title the watch told last
 
 	seen seen // what the agent was shown (seen.go)
 

@@ -83,21 +83,51 @@ func (t *Tab) watchable() bool {
 // frame's current document, created when the document is new (a
 // same-document navigation keeps it: a router's pushState or a fragment).
 func (t *Tab) watchContext(ctx context.Context) (int, error) {
-	t.mu.Lock()
-	cid, at, doc := t.watchCtx, t.watchDoc, t.docNav
-	t.mu.Unlock()
-	if cid != 0 && at == doc {
-		return cid, nil
+	for {
+		t.mu.Lock()
+		cid, at, doc := t.watchCtx, t.watchDoc, t.docNav
+		opening := t.watchOpening
+		if cid != 0 && at == doc {
+			t.mu.Unlock()
+			return cid, nil
+		}
+		if opening != nil && t.watchOpeningDoc == doc {
+			// The world of this document is being made (openWatchWorld
+			// at its commit): wait for that rather than make another.
+			t.mu.Unlock()
+			select {
+			case <-opening:
+				continue
+			case <-ctx.Done():
+				return 0, ctxErr("open the watch's world", ctx.Err())
+			}
+		}
+		done := make(chan struct{})
+		t.watchOpening, t.watchOpeningDoc = done, doc
+		t.mu.Unlock()
+		cid, err := t.openWatchContext(ctx, doc)
+		t.mu.Lock()
+		if t.watchOpening == done {
+			t.watchOpening = nil
+		}
+		t.mu.Unlock()
+		close(done)
+		return cid, err
 	}
+}
+
+// openWatchContext makes the watch's world in the main frame's document
+// doc (the tab's docNav) and adds the binding the watch tells through.
+func (t *Tab) openWatchContext(ctx context.Context, doc int) (int, error) {
 	frame, err := t.TargetID(ctx) // a page's main frame id is its target id
 	if err != nil {
 		return 0, err
 	}
+	s, err := t.cdpSession(ctx)
+	if err != nil {
+		return 0, err
+	}
 	res, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t, busyOK: true}, func() (any, error) {
-		s, err := t.cdpSession(ctx)
-		if err != nil {
-			return nil, err
-		}
 		return sendCDP(ctx, s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": watch.World})
 	})
 	if err != nil {
@@ -107,17 +137,18 @@ func (t *Tab) watchContext(ctx context.Context) (int, error) {
 	if id == 0 {
 		return 0, fmt.Errorf("open the watch's world: no context in %v", res)
 	}
-	// The binding the watch tells of changes through, in this world only.
-	// Without it the watch is read as before: only the reads say.
-	if _, err := call(ctx, t.c, "open the watch's world", stopOn{modal: t, busyOK: true}, func() (any, error) {
-		s, err := t.cdpSession(ctx)
-		if err != nil {
-			return nil, err
+	// The binding the watch tells of changes through, in this world only,
+	// is not waited for: the watch looks for it at each change, and
+	// without it is read as before.
+	t.c.Go(func() {
+		bctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
+		defer cancel()
+		if _, err := call(bctx, t.c, "add the watch's binding", stopOn{}, func() (any, error) {
+			return sendCDP(bctx, s, 0, "Runtime.addBinding", map[string]any{"name": watch.Binding, "executionContextId": int(id)})
+		}); err != nil {
+			t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: no binding; snapshots read the page first")
 		}
-		return sendCDP(ctx, s, 0, "Runtime.addBinding", map[string]any{"name": watch.Binding, "executionContextId": int(id)})
-	}); err != nil {
-		t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: no binding; snapshots read the page first")
-	}
+	})
 	t.mu.Lock()
 	if t.docNav == doc {
 		t.watchCtx, t.watchDoc = int(id), doc
