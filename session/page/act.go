@@ -110,7 +110,8 @@ func (t *Tab) awaitOpenedWindows(ctx context.Context, seq, arrived int) {
 }
 
 // watchWindowOpens hears, on s (the tab's own CDP session), each window the
-// page asks to open; its Page domain is enabled in the background.
+// page asks to open; its Page domain is enabled in the background, by
+// watchDownloads (cdpSession calls both).
 func (t *Tab) watchWindowOpens(s playwright.CDPSession) {
 	s.On("Page.windowOpen", func(map[string]any) {
 		t.mu.Lock()
@@ -120,11 +121,6 @@ func (t *Tab) watchWindowOpens(s playwright.CDPSession) {
 			t.opens = t.opens[len(t.opens)-16:]
 		}
 		t.mu.Unlock()
-	})
-	t.c.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
-		defer cancel()
-		_, _ = call(ctx, t.c, "watch window opens", stopOn{}, func() (any, error) { return sendCDP(ctx, s, 0, "Page.enable", map[string]any{}) })
 	})
 }
 
