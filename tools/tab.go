@@ -234,18 +234,19 @@ func tabLines(ctx context.Context, g *session.Generation) []string {
 // locate turns a target (a ref from the last snapshot, or a selector) into
 // an element of the current tab, failing fast when it matches nothing.
 func (c *tabCall) locate(target string) (*page.Element, error) {
-	el, err := c.tab.Locate(c.ctx, target)
-	if err == nil {
-		c.recordTarget(target, el)
-	}
-	return el, err
+	return c.locateBy(c.tab.Locate, target)
 }
 
 // locateToAct is locate for the element an action acts on: a ref of the
 // last snapshot on a page unchanged since is not looked up first
 // (page.Tab.LocateToAct).
 func (c *tabCall) locateToAct(target string) (*page.Element, error) {
-	el, err := c.tab.LocateToAct(c.ctx, target)
+	return c.locateBy(c.tab.LocateToAct, target)
+}
+
+// locateBy finds target with find and records the element found.
+func (c *tabCall) locateBy(find func(context.Context, string) (*page.Element, error), target string) (*page.Element, error) {
+	el, err := find(c.ctx, target)
 	if err == nil {
 		c.recordTarget(target, el)
 	}

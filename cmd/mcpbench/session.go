@@ -468,7 +468,13 @@ var selfChangePages = []string{"article", "frames", "form", "spa"}
 const selfChangeDelay = 600 * time.Millisecond
 
 // changeItself adds a paragraph selfChangeDelay after it runs.
-const changeItself = "() => { setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Bench tock'; document.body.append(p); }, 600); }"
+var changeItself = addParagraphLater("Bench tock", selfChangeDelay)
+
+// addParagraphLater is a browser_evaluate function that adds a paragraph
+// of text to the page after d.
+func addParagraphLater(text string, d time.Duration) string {
+	return fmt.Sprintf("() => { setTimeout(() => { const p = document.createElement('p'); p.textContent = %q; document.body.append(p); }, %d); }", text, d.Milliseconds())
+}
 
 // selfChangedSnapshot times a snapshot of a page that changed by itself
 // since the server's last snapshot, as pages do when a timer fires or a
@@ -512,7 +518,7 @@ func (b *bench) selfChangedSnapshot(ctx context.Context, p *proc, res *results, 
 // every snapshot shows, so the next one is a whole walk on both servers (a
 // data-* attribute no style sheet names, which it used to set, is a change
 // no snapshot can show, and the watch no longer counts it).
-const changeLater = "() => { setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Bench tick'; document.body.append(p); }, 100); }"
+var changeLater = addParagraphLater("Bench tick", 100*time.Millisecond)
 
 // changePage makes the page change after the server's last snapshot of
 // it: changeLater, then a wait for it to land.

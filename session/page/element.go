@@ -44,30 +44,30 @@ func (e *Element) Click(o ClickOptions) Step {
 		// Playwright's dblclick is a click with clickCount 2; playwright-go's
 		// Dblclick options carry a field the 1.64 driver refuses.
 		two := 2
-		return Step{on: []*Element{e}, op: "double-click " + e.Target, fn: func() error {
+		return e.step("double-click "+e.Target, func() error {
 			return e.loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods, ClickCount: &two})
-		}}
+		})
 	}
-	return Step{on: []*Element{e}, op: "click " + e.Target, fn: func() error {
+	return e.step("click "+e.Target, func() error {
 		return e.loc.Click(playwright.LocatorClickOptions{Button: &button, Modifiers: mods})
-	}}
+	})
 }
 
 // Hover is the step that moves the mouse over the element.
 func (e *Element) Hover() Step {
-	return Step{on: []*Element{e}, op: "hover " + e.Target, fn: func() error { return e.loc.Hover() }}
+	return e.step("hover "+e.Target, func() error { return e.loc.Hover() })
 }
 
 // Fill is the step that sets an input's value at once.
 func (e *Element) Fill(value string) Step {
-	return Step{on: []*Element{e}, op: "fill " + e.Target, fn: func() error { return e.loc.Fill(value) }}
+	return e.step("fill "+e.Target, func() error { return e.loc.Fill(value) })
 }
 
 // Type is the step that types text one key at a time. When the action
 // timeout ends the typing, its error is a *TypeTimeoutError that says how
 // much of text the field took.
 func (e *Element) Type(text string) Step {
-	return Step{on: []*Element{e}, op: "type into " + e.Target, fn: func() error {
+	return e.step("type into "+e.Target, func() error {
 		// The field's value before, to tell what the typing added; an
 		// element without a value (contenteditable) gives none.
 		quick := playwright.LocatorInputValueOptions{Timeout: playwright.Float(1000)}
@@ -83,7 +83,7 @@ func (e *Element) Type(text string) Step {
 			}
 		}
 		return te
-	}}
+	})
 }
 
 // TypeTimeoutError says typing one key at a time ran out of time, and how
@@ -132,26 +132,31 @@ func typedCount(before, after, text string) int {
 
 // Press is the step that presses a key on the element.
 func (e *Element) Press(key string) Step {
-	return Step{on: []*Element{e}, op: "press " + key, fn: func() error { return e.loc.Press(key) }}
+	return e.step("press "+key, func() error { return e.loc.Press(key) })
 }
 
 // SelectOption is the step that selects options of a <select> by value or
 // label.
 func (e *Element) SelectOption(values []string) Step {
-	return Step{on: []*Element{e}, op: "select in " + e.Target, fn: func() error {
+	return e.step("select in "+e.Target, func() error {
 		_, err := e.loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &values})
 		return err
-	}}
+	})
 }
 
 // SetChecked is the step that checks or unchecks a checkbox or radio.
 func (e *Element) SetChecked(checked bool) Step {
-	return Step{on: []*Element{e}, op: "check " + e.Target, fn: func() error { return e.loc.SetChecked(checked) }}
+	return e.step("check "+e.Target, func() error { return e.loc.SetChecked(checked) })
 }
 
 // Check is the step that checks a checkbox or radio.
 func (e *Element) Check() Step {
-	return Step{on: []*Element{e}, op: "check " + e.Target, fn: func() error { return e.loc.Check() }}
+	return e.step("check "+e.Target, func() error { return e.loc.Check() })
+}
+
+// step is the step op of the element, run by fn.
+func (e *Element) step(op string, fn func() error) Step {
+	return Step{on: []*Element{e}, op: op, fn: fn}
 }
 
 // DragTo is the step that drags the element onto to.
@@ -172,15 +177,15 @@ func (e *Element) DragTo(to *Element) Step {
 func (e *Element) Drop(files []InputFile, data map[string]string) Step {
 	op := "drop onto " + e.Target
 	if e.tab.c.env.Endpoint != "" {
-		return Step{on: []*Element{e}, op: op, fn: func() error {
+		return e.step(op, func() error {
 			in := make([]playwright.InputFile, len(files))
 			for i, f := range files {
 				in[i] = playwright.InputFile{Name: f.Name, MimeType: f.MimeType, Buffer: f.Data}
 			}
 			return e.loc.Drop(playwright.Payload{Files: in, Data: data})
-		}}
+		})
 	}
-	return Step{on: []*Element{e}, op: op, fn: func() error { return e.drop(files, data) }}
+	return e.step(op, func() error { return e.drop(files, data) })
 }
 
 // dropCheckJS, run in the tab's isolated world, notes whether the page's

@@ -138,8 +138,8 @@ type Tab struct {
 	settled         *settledRead // the read the last Settle made
 	titleAt         time.Time    // when the watch read title; zero once used
 	lastMark        int          // the newest base the watch marked (a read's, or one it told of)
-	told            watch.Tell   // the change the watch told of since the last read, if any
-	tellTitle       toldTitle    // the title the watch told last
+	lastTell        watch.Tell   // the newest tell (its Title kept as told since)
+	toldNew         bool         // lastTell came after the last read and no walk used it yet
 
 	seen seen // what the agent was shown (seen.go)
 
@@ -380,7 +380,7 @@ func (t *Tab) wireNavigation() {
 			t.busyAt = time.Time{}
 		}
 		// The last snapshot's watch base was in the old document.
-		t.snapBase, t.settled, t.lastMark, t.told, t.tellTitle = 0, nil, 0, watch.Tell{}, toldTitle{}
+		t.snapBase, t.settled, t.lastMark, t.lastTell, t.toldNew = 0, nil, 0, watch.Tell{}, false
 	})
 }
 

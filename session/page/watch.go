@@ -208,7 +208,7 @@ func (t *Tab) settledLocked() *watchRead {
 	if s == nil || s.seq != t.seq || s.r.nav != t.lastNav || time.Since(s.at) > settledMaxAge {
 		return nil
 	}
-	if t.told.To != 0 {
+	if t.toldNew {
 		return nil // the watch told of a change since
 	}
 	return s.r
@@ -298,10 +298,10 @@ func (t *Tab) hearTells(s playwright.CDPSession) {
 		}
 		payload, _ := m["payload"].(string)
 		k, ok := watch.ParseTell(payload)
-		cid, _ := m["executionContextId"].(float64)
 		if !ok {
 			return
 		}
+		cid, _ := m["executionContextId"].(float64)
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		// A tell of another document's world, or one a read already
@@ -310,20 +310,13 @@ func (t *Tab) hearTells(s playwright.CDPSession) {
 			return
 		}
 		if k.To == t.lastMark {
-			if t.tellTitle.to == k.To {
-				t.tellTitle.title = k.Title // the title changed since the tell
+			if t.lastTell.To == k.To {
+				t.lastTell.Title = k.Title // the title changed since the tell
 			}
 			return
 		}
-		t.told, t.lastMark = k, k.To
-		t.tellTitle = toldTitle{to: k.To, title: k.Title}
+		t.lastTell, t.lastMark, t.toldNew = k, k.To, true
 	})
-}
-
-// toldTitle is the page's title as the watch told it, after base to.
-type toldTitle struct {
-	to    int
-	title string
 }
 
 // markRead notes the base a read of the watch in world cid marked: it
@@ -334,7 +327,7 @@ func (t *Tab) markRead(cid, base int) {
 	if cid != t.watchCtx || base <= t.lastMark {
 		return
 	}
-	t.told, t.lastMark = watch.Tell{}, base
+	t.toldNew, t.lastMark = false, base
 }
 
 // toldChange returns the base the watch marked as the page changed after
@@ -344,12 +337,11 @@ func (t *Tab) markRead(cid, base int) {
 func (t *Tab) toldChange() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := t.told
-	if k.To == 0 || !t.watchable() || t.watchDoc != t.docNav || t.busy {
+	if !t.toldNew || !t.watchable() || t.watchDoc != t.docNav || t.busy {
 		return 0
 	}
-	t.told = watch.Tell{}
-	return k.To
+	t.toldNew = false
+	return t.lastTell.To
 }
 
 // walkDue returns the watch's newest base when the next whole snapshot
@@ -373,18 +365,18 @@ func (t *Tab) walkDue() int {
 func (t *Tab) noteToldTitle(base int, since time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if k := t.tellTitle; k.to >= base && k.to == t.lastMark && t.titleAt.Before(since) {
-		t.noteTitleLocked(k.title)
+	if k := t.lastTell; k.To >= base && k.To == t.lastMark && t.titleAt.Before(since) {
+		t.noteTitleLocked(k.Title)
 	}
 }
 
 // unchangedSinceSnapshot reports whether, as far as the watch has told,
 // the page has not changed since its last snapshot: the snapshot's base is
-// the newest one and no change was told of since. A change whose tell is
+// still the newest one (a tell marks a newer one). A change whose tell is
 // still on its way is not known yet.
 func (t *Tab) unchangedSinceSnapshot() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.watchable() && t.snap != nil && t.snapBase != 0 && t.lastMark == t.snapBase && t.told.To == 0 &&
+	return t.watchable() && t.snap != nil && t.snapBase != 0 && t.lastMark == t.snapBase &&
 		t.snap.doc == t.docNav && t.watchDoc == t.docNav
 }
