@@ -491,7 +491,7 @@ setInterval(async () => {
 // up first would; and on a page the watch told changed since, LocateToAct
 // looks a ref up itself, refusing one whose element went.
 func TestActOnARefThatWentDuringTheAction(t *testing.T) {
-	s := startSessionWith(t, mcptest.SharedBrowser(t), nil, func(c *session.Config) { c.ActionTimeout = time.Second })
+	s := startSessionWith(t, mcptest.SharedBrowser(t), nil, func(c *session.Config) { c.ActionTimeout = 3 * time.Second })
 	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Vanishing</title>
 <button onmouseenter="this.remove()">Vanish</button>
 <button onclick="setTimeout(() => { document.querySelector('#gone').remove(); document.title = 'Removed'; }, 100)">Remove later</button>

@@ -210,8 +210,10 @@ func evaluateWithTimeout(c *tabCall) error {
 		return nil
 	case err != nil && c.ctx.Err() != nil:
 		return c.ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
-		// Stop the script where it is; the page lives on.
+	case errors.Is(err, context.DeadlineExceeded) || err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
+		// Stop the script where it is; the page lives on. (On a loaded
+		// machine the driver's own timeout, a moment after ours, can
+		// answer first.)
 		_, terr := c.tab.CDP(c.ctx, "Runtime.terminateExecution", nil)
 		// Wait, bounded, until the page answers again.
 		wctx, wcancel := context.WithTimeout(c.ctx, stopWait)
