@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -77,6 +78,7 @@ type Tab struct {
 
 	p       playwright.Page
 	c       *Context
+	warming atomic.Bool   // warmInjected's query is in flight
 	wired   chan struct{} // closed once wire subscribed the tab to its page's events
 	crashCh chan struct{} // closed when the page crashes
 
@@ -348,6 +350,26 @@ func (t *Tab) wireLoadStates() {
 	})
 }
 
+// warmInjected has Playwright make its injected script (the code of its
+// snapshots and locators, 330 kB, made anew in each document's utility
+// world) in the main frame's document that just committed, while the page
+// loads, instead of at the first snapshot after the load: a page that
+// waits for the network leaves the renderer idle meanwhile. The query, of
+// the hand-off engine with a verb it does not know, matches nothing and
+// runs in Playwright's utility world only: the page sees nothing. It is
+// not waited for, and one at a time: a query still waiting (a page that
+// keeps loading new documents) warms the document it ends in; the tab's
+// close ends it.
+func (t *Tab) warmInjected() {
+	if !t.warming.CompareAndSwap(false, true) {
+		return
+	}
+	t.c.Go(func() {
+		defer t.warming.Store(false)
+		_, _ = t.p.MainFrame().Locator(handoffEngine + "=warm:").Count()
+	})
+}
+
 // wireNavigation does the bookkeeping of main-frame navigations. The main
 // frame's own event (what the page's framenavigated is made from) also
 // says whether a new document was committed.
@@ -366,6 +388,7 @@ func (t *Tab) wireNavigation() {
 			t.docNav = t.lastNav
 			t.noteDocLocked()
 			t.openWatchWorld()
+			t.warmInjected()
 		} else {
 			url, _ := ev["url"].(string)
 			t.noteSameDocLocked(url)
