@@ -651,3 +651,48 @@ func TestWatchNeverServesAPageThatKeepsChanging(t *testing.T) {
 		}
 	})
 }
+
+// TestARefsSelectorStandsWhileThePageDoes: the selector resolved for a ref
+// of the last snapshot (the code section's) is the one a ref resolves to
+// while the page has not changed; once the page changed (a second field of
+// the same name), the ref's selector is resolved again and tells the two
+// apart (Playwright's is then the label's field).
+func TestARefsSelectorStandsWhileThePageDoes(t *testing.T) {
+	s := newContextSession(t)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Fields</title>
+<label>Name <input></label>
+<button onclick="const i = document.createElement('input'); i.setAttribute('aria-label', 'Name'); document.body.append(i)">Add another</button>`})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		snap := aiSnapshot(ctx, t, tab)
+		m := regexp.MustCompile(`textbox "Name"[^\n]*\[ref=(e\d+)\]`).FindStringSubmatch(snap.Text)
+		if m == nil {
+			t.Fatalf("no textbox in:\n%s", snap.Text)
+		}
+		selector := func() string {
+			t.Helper()
+			el, err := tab.LocateToAct(ctx, m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, err := el.Selector(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sel
+		}
+		const one = `internal:role=textbox[name="Name"i]`
+		for i := range 2 {
+			if sel := selector(); sel != one {
+				t.Fatalf("selector %d of the only field: %q, want %q", i, sel, one)
+			}
+		}
+		add, err := tab.LocateToAct(ctx, buttonRef(t, snap.Text, "Add another"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		act(ctx, t, tab, add.Click(page.ClickOptions{}))
+		if sel := selector(); sel == one {
+			t.Errorf("selector of the first of two fields named Name: %q, which matches both", sel)
+		}
+	})
+}

@@ -31,6 +31,11 @@ type tabRefs struct {
 	// aiSeq, ariaSeq and roleSeq order the tab's last snapshot of each kind
 	// among all snapshots of its context's tabs (refLedger); 0: none.
 	aiSeq, ariaSeq, roleSeq uint64
+	// sels are the selectors Element.Selector resolved for refs of the
+	// last AI snapshot (selSeq: its aiSeq), good while the page has not
+	// changed since (knownSelector).
+	sels   map[string]string
+	selSeq uint64
 }
 
 // seq is the order of the tab's last snapshot of kind.
