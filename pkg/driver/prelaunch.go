@@ -14,9 +14,11 @@ import (
 
 // A first launch waits for the driver's start (node loading playwright-core,
 // about 270 ms) and then for the browser's (about 230 ms). A prelaunch
-// overlaps them: the driver's node starts the browser Playwright is about to
-// launch before it loads playwright-core, and hands that process to
-// Playwright's launch when the launch asks for exactly it (prelaunch.js).
+// overlaps them: the browser Playwright is about to launch starts as the
+// driver does (the server starts it, early_linux.go, or, should that fail,
+// the driver's node before it loads playwright-core), and the driver hands that
+// process to Playwright's launch when the launch asks for exactly it
+// (prelaunch.js).
 //
 // What Playwright will run is not known before playwright-core has loaded:
 // its argv adds Playwright's default switches to ours. So the driver keeps
@@ -55,6 +57,9 @@ type prelaunchPlan struct {
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	// Adopt is the browser the server started for the plan, which node
+	// adopts instead of starting one (early_linux.go); nil: node starts it.
+	Adopt *earlyAdopt `json:"adopt,omitempty"`
 }
 
 // prelaunchRecord is one launch's argv kept as a template.

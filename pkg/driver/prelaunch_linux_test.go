@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,9 +64,10 @@ func (s spawnLog) starts(t *testing.T) []start {
 // driver dir of its own, each for a launch in a fresh profile:
 //  1. no record yet: nothing starts before the launch, which keeps its
 //     argv as a template (no profile path in it, its placeholder instead);
-//  2. the same launch: the browser starts while the driver loads and the
-//     launch takes that process (one start, the record not written
-//     again), which serves a page from the second profile;
+//  2. the same launch: the server starts the browser (its parent is this
+//     process) as the driver starts, and the launch takes that process
+//     (one start, the record not written again), which serves a page from
+//     the second profile over the pipes node adopted;
 //  3. a launch with one argument more: the early browser is killed, the
 //     launch starts its own, and the new argv is kept;
 //  4. a driver closed with no launch: its early browser starts, and is
@@ -191,6 +193,9 @@ func TestPrelaunchIsTakenByItsLaunch(t *testing.T) {
 	if !alive(starts[1].pid) || !strings.Contains(strings.Join(cmdline(t, starts[1].pid), " "), "--user-data-dir="+p2) {
 		t.Fatalf("the early browser %d does not run in %s", starts[1].pid, p2)
 	}
+	if pp := parentOf(t, starts[1].pid); pp != os.Getpid() {
+		t.Fatalf("the early browser's parent is %d, want this process (%d): the driver's node started it", pp, os.Getpid())
+	}
 	closeAll(d, p2)
 
 	// 3. Another argv: the early browser is killed, the launch starts its
@@ -215,11 +220,77 @@ func TestPrelaunchIsTakenByItsLaunch(t *testing.T) {
 	}
 	closeAll(d, p3)
 
-	// 4. No launch: the early browser starts, and dies with the driver.
+	// 4. No launch: the early browser starts, and dies with the driver;
+	// as it does when the driver's node dies (the end of its DevTools
+	// pipe), here SIGKILLed with the browser never adopted.
 	p4, _, d := run(append(args, "--mute-audio"), false)
 	testtier.EventuallyState(t, 10*time.Second, "the fourth run's early browser to start", func() (bool, string) {
 		starts = sl.starts(t)
 		return len(starts) == 5 && alive(starts[4].pid), fmt.Sprint(len(starts), " starts")
 	})
 	closeAll(d, p4)
+
+	p5, _, d := run(append(args, "--mute-audio"), false)
+	testtier.EventuallyState(t, 10*time.Second, "the fifth run's early browser to start", func() (bool, string) {
+		starts = sl.starts(t)
+		return len(starts) == 6 && alive(starts[5].pid), fmt.Sprint(len(starts), " starts")
+	})
+	node := runningDriver(t)
+	if err := syscall.Kill(node, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testtier.EventuallyState(t, 10*time.Second, "the early browser to exit with its node", func() (bool, string) {
+		return !alive(starts[5].pid), fmt.Sprint("browser ", starts[5].pid, " alive")
+	})
+	closeAll(d, p5)
+}
+
+// runningDriver is the PID of this process's one running driver (node
+// running playwright-core's run-driver).
+func runningDriver(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(b), "run-driver") {
+			continue
+		}
+		if pp, err := ppidOf(pid); err == nil && pp == os.Getpid() {
+			found = append(found, pid)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("drivers of this process: %v, want one", found)
+	}
+	return found[0]
+}
+
+// parentOf is pid's parent.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	pp, err := ppidOf(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pp
+}
+
+func ppidOf(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	return strconv.Atoi(f[1])
 }

@@ -44,6 +44,9 @@ type Driver struct {
 	ffmpeg   string // linked into the registry for video (ffmpeg.go)
 	// prelaunch is the launch the first start overlaps (prelaunch.go).
 	prelaunch *prelaunchPlan
+	// early is the browser the server started for it, if any (until
+	// Close).
+	early *earlyBrowser
 
 	closeOnce sync.Once
 	closeErr  error
@@ -177,6 +180,15 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		env[driverTmpEnv] = d.tmp
 		env[driverParentEnv] = strconv.Itoa(os.Getpid())
 		env[driverArgsEnv] = strings.Join(flags, " ")
+		if early := startEarly(d.tmp, plan); early != nil {
+			plan.Adopt = early.adopt()
+			d.mu.Lock()
+			d.early = early
+			d.mu.Unlock()
+			// Node opened its ends before it answers playwright-go (the
+			// preload runs first), or never will.
+			defer early.release()
+		}
 		if file := d.writePlan(plan); file != "" {
 			env[driverPrelaunchEnv] = file
 			// Removed by prelaunch.js once read; here if node never got
@@ -344,6 +356,12 @@ func (d *Driver) Close() error {
 		var errs []error
 		if inst != nil && inst.pw != nil {
 			errs = append(errs, stop(inst))
+		}
+		d.mu.Lock()
+		early := d.early
+		d.mu.Unlock()
+		if early != nil {
+			early.stop()
 		}
 		if d.tmp != "" {
 			if left := KillUsing(d.tmp, stopWait); len(left) > 0 {
