@@ -39,7 +39,7 @@ func (s *Session) beginDriver(bin cloakbrowser.BinaryInfo, args []string, profil
 	}
 	switch s.drv.BeginPrelaunch(s.cfg.prelaunch(bin, args, profile)) {
 	case driver.Prelaunched:
-		s.log.Debug().Msg("the driver starts the browser as it loads, from the last launch of these options")
+		s.log.Debug().Msg("the browser starts beside the driver, from the last launch of these options")
 		return true
 	case driver.PrelaunchRecording:
 		s.log.Debug().Msg("the driver starts; its launch is kept for the next start to begin the browser with it")
