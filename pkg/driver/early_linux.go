@@ -54,52 +54,48 @@ func startEarly(tmp string, plan *prelaunchPlan) *earlyBrowser {
 		return nil
 	}
 	e := &earlyBrowser{dir: dir, done: make(chan struct{})}
-	fail := func() *earlyBrowser {
-		for _, f := range e.holds {
+	// Each FIFO is held open both ways, then opened as the browser's end
+	// (its DevTools pipe on fds 3 (read) and 4 (write), its stderr): a FIFO
+	// held both ways opens at once either way.
+	var ends []*os.File
+	drop := func() *earlyBrowser {
+		for _, f := range append(ends, e.holds...) {
 			_ = f.Close()
 		}
 		_ = os.RemoveAll(dir)
 		return nil
 	}
-	names := []string{"in", "out", "err"}
-	for _, n := range names {
-		if syscall.Mkfifo(filepath.Join(dir, n), 0o600) != nil {
-			return fail()
+	for _, f := range []struct {
+		name string
+		flag int
+	}{{"in", os.O_RDONLY}, {"out", os.O_WRONLY}, {"err", os.O_WRONLY}} {
+		path := filepath.Join(dir, f.name)
+		if syscall.Mkfifo(path, 0o600) != nil {
+			return drop()
 		}
-		h, err := os.OpenFile(filepath.Join(dir, n), os.O_RDWR, 0)
+		h, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
-			return fail()
+			return drop()
 		}
 		e.holds = append(e.holds, h)
-	}
-	// The browser's ends: its DevTools pipe on fds 3 (read) and 4 (write),
-	// its stderr. A FIFO held both ways opens at once either way.
-	in, err1 := os.OpenFile(filepath.Join(dir, "in"), os.O_RDONLY, 0)
-	out, err2 := os.OpenFile(filepath.Join(dir, "out"), os.O_WRONLY, 0)
-	errw, err3 := os.OpenFile(filepath.Join(dir, "err"), os.O_WRONLY, 0)
-	ends := []*os.File{in, out, errw}
-	closeEnds := func() {
-		for _, f := range ends {
-			if f != nil {
-				_ = f.Close()
-			}
+		end, err := os.OpenFile(path, f.flag, 0)
+		if err != nil {
+			return drop()
 		}
-	}
-	if err1 != nil || err2 != nil || err3 != nil {
-		closeEnds()
-		return fail()
+		ends = append(ends, end)
 	}
 	cmd := exec.Command(plan.Command, plan.Args...)
 	cmd.Env = envList(plan.Env)
-	cmd.Stderr = errw
-	cmd.ExtraFiles = []*os.File{in, out}
+	cmd.Stderr = ends[2]
+	cmd.ExtraFiles = ends[:2]
 	// Playwright starts it detached (a process group of its own, which it
 	// kills as one); SIGKILL if the server dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	err = cmd.Start()
-	closeEnds()
-	if err != nil {
-		return fail()
+	if err := cmd.Start(); err != nil {
+		return drop()
+	}
+	for _, f := range ends {
+		_ = f.Close() // the browser's now
 	}
 	e.cmd = cmd
 	go func() {

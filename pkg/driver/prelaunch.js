@@ -5,12 +5,12 @@
 // ran (its placeholders filled in) and the environment the launch will pass.
 // The server has started that browser itself (early_linux.go) and node
 // adopts it (adopt: its DevTools pipe and stderr are FIFOs); should the
-// server not have, node starts it here. Playwright's launch takes that process only if it
-// spawns exactly it: the same binary, argv, environment and process options
-// (detached, five pipes). Anything else kills it first, and the argv
-// Playwright spawned is kept, as a template, for the next start. A process
-// no launch took is killed after a minute or when node exits; if node is
-// killed, the closed DevTools pipe ends it.
+// server not have, node starts it here. Playwright's launch takes that
+// process only if it spawns exactly it: the same binary, argv, environment
+// and process options (detached, five pipes). Anything else kills it first,
+// and the argv Playwright spawned is kept, as a template, for the next
+// start. A process no launch took is killed after a minute or when node
+// exits; if node is killed, the closed DevTools pipe ends it.
 'use strict';
 const fs = require('fs');
 const path = require('path');

@@ -180,20 +180,25 @@ func (d *Driver) run(autoInstall bool) (*playwright.Playwright, error) {
 		env[driverTmpEnv] = d.tmp
 		env[driverParentEnv] = strconv.Itoa(os.Getpid())
 		env[driverArgsEnv] = strings.Join(flags, " ")
-		if early := startEarly(d.tmp, plan); early != nil {
+		early := startEarly(d.tmp, plan)
+		if early != nil {
 			plan.Adopt = early.adopt()
-			d.mu.Lock()
-			d.early = early
-			d.mu.Unlock()
-			// Node opened its ends before it answers playwright-go (the
-			// preload runs first), or never will.
-			defer early.release()
 		}
 		if file := d.writePlan(plan); file != "" {
 			env[driverPrelaunchEnv] = file
 			// Removed by prelaunch.js once read; here if node never got
 			// that far.
 			defer os.Remove(file)
+			if early != nil {
+				d.mu.Lock()
+				d.early = early
+				d.mu.Unlock()
+				// Node opened its ends before it answers playwright-go
+				// (the preload runs first), or never will.
+				defer early.release()
+			}
+		} else if early != nil {
+			early.stop() // no plan reaches node: nobody adopts it
 		}
 	} else if _, set := os.LookupEnv("NODE_OPTIONS"); !set {
 		// No shim to put the flags on node's command line: NODE_OPTIONS

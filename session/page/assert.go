@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/mxschmitt/playwright-go"
-
-	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
 )
 
 // Reads for test assertions (--caps=testing): what is visible, an
@@ -125,46 +123,15 @@ func isASCIISpace(r rune) bool {
 // a field typed into again): Playwright makes it from the element and the
 // page around it, both as they were.
 func (e *Element) Selector(ctx context.Context) (string, error) {
-	t := e.tab
-	seq, ok := t.selectorSeq(e.Target)
-	if ok {
-		t.mu.Lock()
-		sel, known := t.refs.sels[e.Target]
-		if t.refs.selSeq != seq {
-			known = false
-		}
-		t.mu.Unlock()
-		if known {
-			return sel, nil
-		}
+	sel, seq := e.tab.knownSelector(e.Target)
+	if sel != "" {
+		return sel, nil
 	}
 	sel, err := e.resolveSelector(ctx)
-	if err == nil && ok {
-		if now, still := t.selectorSeq(e.Target); still && now == seq {
-			t.mu.Lock()
-			if t.refs.selSeq != seq {
-				t.refs.sels, t.refs.selSeq = map[string]string{}, seq
-			}
-			t.refs.sels[e.Target] = sel
-			t.mu.Unlock()
-		}
+	if err == nil {
+		e.tab.keepSelector(e.Target, sel, seq)
 	}
 	return sel, err
-}
-
-// selectorSeq is, for a ref of the tab's own last AI snapshot on a page
-// unchanged since (as far as the watch told), that snapshot's aiSeq: the
-// ref's selector resolved under it still stands.
-func (t *Tab) selectorSeq(target string) (uint64, bool) {
-	if snapshot.ClassifyRef(target) != snapshot.RefAI || !t.unchangedSinceSnapshot() {
-		return 0, false
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.refs.ownAI || t.refs.partialAI || t.refs.aiSeq == 0 {
-		return 0, false
-	}
-	return t.refs.aiSeq, true
 }
 
 func (e *Element) resolveSelector(ctx context.Context) (string, error) {

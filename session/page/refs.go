@@ -32,10 +32,9 @@ type tabRefs struct {
 	// among all snapshots of its context's tabs (refLedger); 0: none.
 	aiSeq, ariaSeq, roleSeq uint64
 	// sels are the selectors Element.Selector resolved for refs of the
-	// last AI snapshot (selSeq: its aiSeq), good while the page has not
-	// changed since (knownSelector).
-	sels   map[string]string
-	selSeq uint64
+	// last AI snapshot (emptied by the next one), good while the page has
+	// not changed since (knownSelector).
+	sels map[string]string
 }
 
 // seq is the order of the tab's last snapshot of kind.
@@ -284,6 +283,37 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 	return nil, t.refGone(ref)
 }
 
+// knownSelector is the selector kept for ref, "" if none, and the aiSeq of
+// the tab's last AI snapshot when ref is one of its refs on a page the watch
+// has told of no change since (0 otherwise: a selector resolved now is not
+// kept).
+func (t *Tab) knownSelector(ref string) (string, uint64) {
+	if snapshot.ClassifyRef(ref) != snapshot.RefAI || !t.unchangedSinceSnapshot() {
+		return "", 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refs.sels[ref], t.refs.aiSeq
+}
+
+// keepSelector keeps sel as ref's selector if the snapshot of aiSeq seq
+// (knownSelector's) is still the tab's last and the page has not changed
+// since.
+func (t *Tab) keepSelector(ref, sel string, seq uint64) {
+	if seq == 0 || !t.unchangedSinceSnapshot() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.refs.aiSeq != seq {
+		return
+	}
+	if t.refs.sels == nil {
+		t.refs.sels = map[string]string{}
+	}
+	t.refs.sels[ref] = sel
+}
+
 // partialAI reports tabRefs.partialAI.
 func (t *Tab) partialAI() bool {
 	t.mu.Lock()
@@ -325,10 +355,9 @@ func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) 
 	if snapshot.ClassifyRef(ref) != snapshot.RefAI || !strings.HasPrefix(ref, "e") {
 		return t.Locate(ctx, target)
 	}
-	t.mu.Lock()
-	own := t.refs.ownAI
-	t.mu.Unlock()
-	if !own || !t.hasRef(ref) || !t.unchangedSinceSnapshot() {
+	// unchangedSinceSnapshot implies the tab took that snapshot itself
+	// (ownAI) and of the whole page (not partialAI).
+	if !t.hasRef(ref) || !t.unchangedSinceSnapshot() {
 		return t.Locate(ctx, target)
 	}
 	if err := t.refElsewhere(snapshot.RefAI, ref); err != nil {

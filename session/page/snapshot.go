@@ -255,16 +255,15 @@ func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole 
 	s := &Snapshot{Text: text, FramesNotLoaded: pending, tab: t}
 	t.mu.Lock()
 	s.doc = t.docNav
-	t.mu.Unlock()
 	if !whole {
+		t.mu.Unlock()
 		t.tookPartialAI()
 		return s
 	}
-	t.mu.Lock()
 	t.snap = s
 	t.snapBase, t.snapMarksOff = base, false
 	t.refs.ownAI, t.refs.partialAI = true, false
-	t.refs.aiSeq = t.c.refs.next()
+	t.refs.aiSeq, t.refs.sels = t.c.refs.next(), nil
 	t.mu.Unlock()
 	if tree, err := s.Tree(); err == nil {
 		t.storeRefs(ctx, func(e *snapshot.RefCacheEntry) { e.AI = snapshot.AIRefs(tree) })
