@@ -71,6 +71,7 @@ function swapSheet() {
 <button id="swap" onclick="swapSheet()">Swap sheet</button>
 <div id="panel2"><p>Second panel text</p></div>
 <button id="fetched" onclick="fetch('/items').then(r => r.json()).then(j => setTimeout(() => { document.getElementById('loaded').textContent = 'Loaded ' + j.items.join(',') }, 30))">Fetch</button><p id="loaded"></p>
+<button id="deferred" onclick="const n = window.deferredClicks = (window.deferredClicks || 0) + 1; setTimeout(() => { document.getElementById('later').textContent = 'Deferred ' + n }, 0)">Deferred</button><p id="later"></p>
 <script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>shadow text</p>';
 document.getElementById('host2').attachShadow({mode: 'open'}).innerHTML = '<style>:host([data-dim]) p { display: none }</style><p>dimmable text</p>';</script>
 <iframe srcdoc="<p>same-origin frame</p>" title="same"></iframe>
@@ -91,7 +92,8 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 // root's :host rule hides "dimmable text" by), #swap (an unstyled data-*
 // attribute, then 50 ms later an adopted sheet's one rule replaced by one
 // that hides "Second panel text" by a data-* attribute it then sets),
-// #fetched (fetches /items, then renders "Loaded alpha,beta" 30 ms later);
+// #fetched (fetches /items, then renders "Loaded alpha,beta" 30 ms later),
+// #deferred (its handler leaves "Deferred N", N its clicks, to a zero timer);
 // hovering the text "Menu" shows "Hover item"; #live echoes its length
 // ("3 chars") as it is typed into, #quiet does nothing.
 func ChangesPage(t testing.TB) string {

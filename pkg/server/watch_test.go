@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 // with no other effect says so, and an action that changed any one thing
 // — attribute, title, URL hash, value, checked, focus, a same-origin or a
 // cross-process frame, a style rule, a popover, a shadow root, a :hover
-// menu — shows that change in its response.
+// menu, an update its handler left to a zero timer — shows that change in
+// its response.
 func TestActionResponsesShowEveryChange(t *testing.T) {
 	url := mcptest.ChangesPage(t)
 	c, _ := inProcess(t)
@@ -64,6 +66,14 @@ func TestActionResponsesShowEveryChange(t *testing.T) {
 			}
 		})
 	}
+	// A handler that leaves its update to a zero timer: the action's
+	// read lets the tasks the page queued run first, every time.
+	t.Run("deferred to a zero timer", func(t *testing.T) {
+		ref := refFor(t, open(t, false), `button "Deferred"`)
+		for i := 1; i <= 10; i++ {
+			must(t, c, "browser_click", map[string]any{"element": "Deferred", "target": ref}, fmt.Sprintf("Deferred %d", i))
+		}
+	})
 	t.Run(":hover menu", func(t *testing.T) {
 		open(t, false)
 		must(t, c, "browser_hover", map[string]any{"element": "Menu", "target": "text=Menu"}, "Hover item")

@@ -1,5 +1,9 @@
 (async (mark, afterAction) => {
-if (afterAction) await new Promise(r => setTimeout(r, 0));
+// After an action the tasks the page queued first (a handler's zero timer)
+// run before the read: a message on a channel of this world's own is a task
+// queued behind them. Not a timer: a window's worlds share its timer ids,
+// and a page that checks its own ids follow one another would see ours.
+if (afterAction) await new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => { c.port1.close(); r(); }; c.port2.postMessage(0); });
 const W = globalThis.__w || (globalThis.__w = (() => {
   let n = 0, id = Math.floor(Math.random() * 2147483648), base = null, told = false;
   const seen = new WeakSet();
