@@ -38,12 +38,16 @@ type Owner struct {
 // SelfOwner is this process as an Owner.
 func SelfOwner() (Owner, error) { return selfOwner() }
 
-// MarkOwned writes this process as dir's owner (see [Owner]), so a later
-// process can remove dir once this one is gone.
+// MarkOwned writes this process as dir's owner (see [Owner]), so that once
+// this process is gone its reaper (see startReaper) removes dir, or failing
+// that a later process's sweep does.
 func MarkOwned(dir string) error {
 	o, err := SelfOwner()
 	if err != nil {
 		return fmt.Errorf("mark %s: %w", dir, err)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		reapIn(filepath.Dir(abs))
 	}
 	return WriteOwner(dir, o)
 }
