@@ -1,9 +1,6 @@
 package server_test
 
 import (
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 )
 
@@ -42,12 +39,9 @@ logging = false;
 // one; for the first two the node is handed over with no Runtime.enable,
 // so the error the page logged at load is not read again.
 func TestARIARefsLeaveNoConsoleReplay(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, ariaRefsPage)
-	}))
-	defer srv.Close()
+	url := htmlPage(t, ariaRefsPage)
 	c, _ := inProcess(t)
-	must(t, c, "browser_navigate", map[string]any{"url": srv.URL}, "ARIA refs")
+	must(t, c, "browser_navigate", map[string]any{"url": url}, "ARIA refs")
 	reads := func() string {
 		return evalResultString(t, must(t, c, "browser_evaluate", map[string]any{"function": "() => window.__reads.join(',')"}))
 	}

@@ -39,12 +39,9 @@ for (const [obj, fn] of [[Document.prototype, 'createElement'], [Document.protot
 // the label overlay of a labelled screenshot) run in an isolated world: a
 // page that wraps those APIs in its own world sees none of them.
 func TestServerReadsStayOutOfThePagesWorld(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, wrappedAPIsPage)
-	}))
-	defer srv.Close()
+	url := htmlPage(t, wrappedAPIsPage)
 	c, _ := inProcess(t, "--caps", "emulation,vision")
-	must(t, c, "browser_navigate", map[string]any{"url": srv.URL}, "Watcher")
+	must(t, c, "browser_navigate", map[string]any{"url": url}, "Watcher")
 	must(t, c, "browser_set_locale", map[string]any{"locale": "de-DE"})
 	must(t, c, "browser_set_timezone", map[string]any{"timezoneId": "Europe/Berlin"})
 	must(t, c, "browser_take_labeled_screenshot", map[string]any{})
@@ -82,12 +79,9 @@ let last = setTimeout(function tick() {
 // page that checks its timer ids follow one another sees no gap; a timer
 // of anyone else's is seen.
 func TestServerLeavesNoTimerIDs(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, timerIDsPage)
-	}))
-	defer srv.Close()
+	url := htmlPage(t, timerIDsPage)
 	c, _ := inProcess(t)
-	snap := must(t, c, "browser_navigate", map[string]any{"url": srv.URL}, "Timers")
+	snap := must(t, c, "browser_navigate", map[string]any{"url": url}, "Timers")
 	for i := 1; i <= 3; i++ {
 		must(t, c, "browser_click", map[string]any{"element": "Press", "target": refFor(t, snap, `button "Press"`)}, fmt.Sprintf("Pressed %d", i))
 	}
@@ -110,4 +104,13 @@ func TestServerLeavesNoTimerIDs(t *testing.T) {
 	if out := gaps(); !strings.Contains(out, "gaps=1") {
 		t.Fatalf("the page does not see a timer outside its chain:\n%s", out)
 	}
+}
+
+// htmlPage serves html at the URL it returns, for the test's life.
+func htmlPage(t *testing.T, html string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, html)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
