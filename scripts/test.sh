@@ -120,23 +120,29 @@ race_tests='^(TestStress.*|TestHTTPSessionChurn.*|TestCancel(HTTP|Stdio)|TestCDP
 solo_tests='^(TestSnapshotModes|TestSnapshotContent)$'
 
 # weight is a test's wall time in seconds in the browser tier on a busy
-# 2-core machine (go test -json, no race detector), for spreading
-# pkg/server's tests over the shards: heaviest first, each to the least
-# loaded shard. Unlisted: 2. Refresh it from a `go test -json ./pkg/server`
-# run when tests change much.
+# 2-core machine (go test -json, no race detector; from a whole run of this
+# script with -json), for spreading pkg/server's tests over the shards:
+# heaviest first, each to the least loaded shard. Unlisted: 2. Refresh it
+# from such a run when tests change much.
 declare -A weight=(
-  [TestHostilePagesDoNotStall]=45 [TestDropinIdleTimeout]=15
-  [TestBadInputMegabyteArguments]=15 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=11
-  [TestMCPLoggingAndProgress]=6 [TestFamilies]=10 [TestCodegenMatchesUpstream]=10
-  [TestActionResponsesShowEveryChange]=9 [TestPoolSpreadAndFailover]=8 [TestHTTPSlowBodies]=6
-  [TestFleetAnyInstanceServesAnySession]=6 [TestFileToolsConfined]=6 [TestCDPFilePolicy]=6
-  [TestSIGKILLLeavesNothingBehind]=5 [TestResourcesPerSessionHTTP]=5 [TestNavigationEconomy]=5
-  [TestHTTPBodyBoundEndsWithTheBody]=5 [TestFleetRedisDown]=5 [TestEveryCoreTool]=5 [TestCDPStdio]=5
-  [TestStuckTabRecovers]=70 [TestHardeningTabCap]=11 [TestCrashedRendererAnswersAtOnce]=8
-  [TestCDPPrincipalIsolation]=10 [TestCDPDevToolsRefused]=10 [TestCDPFilesPerPrincipal]=10 [TestCDPPlaywright]=8
-  [TestHardeningDownloadCapWhileStreaming]=6
-  [TestBridgeMetaUserDataDir]=13 [TestBridgeMetaProxyServer]=8 [TestBridgeMetaProxyBypass]=7
-  [TestWebMCPHostilePage]=6 [TestWebMCPOff]=6 [TestWebMCPPageTools]=5 [TestWebMCPSessionToolsHTTP]=5
+  [TestBadInputMegabyteArguments]=83 [TestStuckTabRecovers]=63 [TestCodegenToolsMatchUpstream]=46
+  [TestHostilePagesDoNotStall]=46 [TestDropinIdleTimeout]=28 [TestHardeningTabCap]=23 [TestAnswersOnlyAgent]=22
+  [TestCodegenMatchesUpstream]=22 [TestBridgeMetaUserDataDir]=20 [TestDockerfile]=19
+  [TestInternalDevToolsPortsClosedToPages]=19 [TestDropinFilePaths]=18 [TestFamilies]=18
+  [TestCDPInternalPortUnreachable]=16 [TestCDPFilePolicy]=14 [TestBridgeMetaProxyBypass]=13
+  [TestCDPDevToolsRefused]=12 [TestFileToolsConfined]=11 [TestCDPStdio]=10 [TestHTTPContextIsolation]=10
+  [TestCDPFilesPerPrincipal]=10 [TestPrewarmAtFirstRequest]=9 [TestActionResponsesShowEveryChange]=9
+  [TestFleetRedisDown]=9 [TestCDPPrincipalIsolation]=9 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=9
+  [TestCodegenLanguages]=8 [TestWaitForBoundedByActionTimeout]=8 [TestStdioBinaryEndToEnd]=8 [TestCDPPlaywright]=8
+  [TestBridgeMetaContextOptions]=8 [TestEveryCoreTool]=8 [TestEvaluateValuesGolden]=7 [TestActionTitleIsCurrent]=7
+  [TestStealthDetector]=6 [TestBridgeMetaHeadless]=6 [TestNavigationEconomy]=6 [TestCrashedRendererAnswersAtOnce]=6
+  [TestBridgeMetaProxyServer]=6 [TestHTTPSlowBodies]=6 [TestSIGKILLLeavesNothingBehind]=16 [TestFamiliesBadInput]=6
+  [TestFleetAnyInstanceServesAnySession]=6 [TestMCPLoggingAndProgress]=6 [TestPoolSpreadAndFailover]=5
+  [TestWebMCPOff]=5 [TestHTTPSessionsInTheGivenBrowser]=5 [TestEvaluateOnElementsLeavesNoOrigin]=5
+  [TestFilesPerPrincipal]=5 [TestFleetRedisRestarts]=5 [TestDropinRecordVideo]=5 [TestVideoRecording]=5
+  [TestSnapshotModeFlag]=5 [TestWebMCPHostilePage]=5 [TestImageResponses]=5 [TestHTTPBinary]=5
+  [TestHTTPBodyBoundEndsWithTheBody]=5 [TestSecrets]=4 [TestDropinEndpoint]=4 [TestBadInputShortErrors]=4
+  [TestVideoTabsClosedWhileRecorded]=4 [TestDropinStorageState]=4 [TestDiffBaseLost]=4 [TestWebMCPSessionToolsHTTP]=4
 )
 
 # browser_packages lists the packages with browser-tier tests: those whose
