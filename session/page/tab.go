@@ -131,6 +131,9 @@ type Tab struct {
 	// The watch (watch.go).
 	watchCtx int // execution context of the watch's world, 0 if none
 	watchDoc int // docNav when watchCtx was made
+	// watchInstalled is the watch context a whole watch ran in (its reads
+	// send watch.Call), 0 if none.
+	watchInstalled int
 	// watchOpening is closed when the world being made for document
 	// watchOpeningDoc is made (or not); nil when none is being made.
 	watchOpening    chan struct{}

@@ -39,12 +39,20 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 	if err != nil {
 		return nil, err
 	}
-	expr := watch.Expression(mark, afterAction)
-	for attempt := 0; ; attempt++ {
+	for attempt, whole := 0, false; ; attempt++ {
 		nav := t.LastNavSeq()
 		cid, err := t.watchContext(ctx)
 		if err != nil {
 			return nil, err
+		}
+		// A world the whole watch ran in keeps it: a read there sends
+		// only its name.
+		t.mu.Lock()
+		installed := t.watchInstalled == cid
+		t.mu.Unlock()
+		expr := watch.Call(mark, afterAction)
+		if whole || !installed {
+			expr = watch.Expression(mark, afterAction)
 		}
 		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t, busyOK: true}, func() (any, error) {
 			return sendCDP(ctx, s, 0, "Runtime.evaluate", map[string]any{
@@ -61,9 +69,18 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 			return nil, err
 		}
 		r, err := watch.Decode(res)
+		if errors.Is(err, watch.ErrNotInstalled) && !whole {
+			whole = true
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
+		t.mu.Lock()
+		if t.watchCtx == cid {
+			t.watchInstalled = cid
+		}
+		t.mu.Unlock()
 		if mark {
 			t.markRead(cid, r.NewBase)
 		}

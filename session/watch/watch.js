@@ -1,4 +1,6 @@
-(async (mark, afterAction) => {
+(async function read(mark, afterAction) {
+// Kept in this world for later reads (Call), which then send only its name.
+globalThis.__cbmRead = read;
 // After an action the tasks the page queued first (a handler's zero timer)
 // run before the read: a message on a channel of this world's own is a task
 // queued behind them. Not a timer: a window's worlds share its timer ids,

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // function of (mark, afterAction) that Expression calls, and that node
 // parses the expression (when node is installed).
 func TestScriptIsOneFunction(t *testing.T) {
-	if !strings.HasPrefix(script, "(async (mark, afterAction) => {") || !strings.HasSuffix(strings.TrimSpace(script), "})") {
+	if !strings.HasPrefix(script, "(async function read(mark, afterAction) {") || !strings.HasSuffix(strings.TrimSpace(script), "})") {
 		t.Fatalf("watch.js is not one parenthesized async function of (mark, afterAction):\n%.80s … %s", script, script[len(script)-20:])
 	}
 	expr := Expression(true, false)
@@ -29,10 +30,29 @@ func TestScriptIsOneFunction(t *testing.T) {
 		t.Fatal("node not found: install Node.js 20 (Debian: apt-get install nodejs); it runs the Playwright driver too")
 	}
 	// Parse only: new Function compiles without running.
-	cmd := exec.Command(node, "-e", "new Function('return ' + require('fs').readFileSync(0, 'utf8'))")
-	cmd.Stdin = strings.NewReader(expr)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("node does not parse the watch: %v\n%s", err, out)
+	for _, e := range []string{expr, Call(true, false)} {
+		cmd := exec.Command(node, "-e", "new Function('return ' + require('fs').readFileSync(0, 'utf8'))")
+		cmd.Stdin = strings.NewReader(e)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("node does not parse %.60s…: %v\n%s", e, err, out)
+		}
+	}
+}
+
+// TestDecodeTellsAWorldWithoutTheWatch: a Call's null (no watch kept in
+// that world) is ErrNotInstalled, a read is decoded, an exception is an
+// error of its own.
+func TestDecodeTellsAWorldWithoutTheWatch(t *testing.T) {
+	if _, err := Decode(map[string]any{"result": map[string]any{"type": "object", "subtype": "null", "value": nil}}); !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("null: %v, want ErrNotInstalled", err)
+	}
+	r, err := Decode(map[string]any{"result": map[string]any{"type": "object", "value": map[string]any{"t": "Title", "b": 3.0, "m": 2.0}}})
+	if err != nil || r.Title != "Title" || r.Base != 3 || r.Muts != 2 {
+		t.Fatalf("read: %+v, %v", r, err)
+	}
+	_, err = Decode(map[string]any{"exceptionDetails": map[string]any{"text": "Uncaught"}})
+	if err == nil || errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("exception: %v", err)
 	}
 }
 
