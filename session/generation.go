@@ -73,6 +73,7 @@ func (g *Generation) pageEnv() page.Env {
 		RefMu:             &s.refMu,
 		Endpoint:          g.endpoint(),
 		Watch:             s.CDP() == nil,
+		InitScripts:       len(s.cfg.Context.InitScripts) > 0,
 		TempDir:           ownedTempDir,
 		OnConsole:         s.notifyConsole,
 		OnCrash: func(t *page.Tab) {

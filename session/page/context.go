@@ -39,6 +39,9 @@ type Env struct {
 	// when something else may drive the pages behind the tabs' back (a
 	// published CDP endpoint).
 	Watch bool
+	// InitScripts is whether scripts of the user's run in every page
+	// (--init-script): then even a blank page may be busy.
+	InitScripts bool
 	// TempDir makes a private temporary directory that the stale-directory
 	// sweep recognizes (kind names it: "state-").
 	TempDir func(kind string) (string, error)
@@ -288,6 +291,12 @@ func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 				c.current = t
 			}
 			c.mu.Unlock()
+			if !popup {
+				// Ours after all: its page event came first.
+				t.mu.Lock()
+				t.popup = false
+				t.mu.Unlock()
+			}
 			<-t.wired
 			return t
 		}
@@ -304,6 +313,7 @@ func (c *Context) addTab(p playwright.Page, selectIt, popup bool) *Tab {
 	}
 	c.nextTab++
 	t := newTab(c, p, c.nextTab)
+	t.popup = popup // before the tab is shared
 	c.tabs = append(c.tabs, t)
 	if selectIt || c.current == nil {
 		c.current = t

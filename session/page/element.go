@@ -279,6 +279,7 @@ func (e *Element) drop(files []InputFile, data map[string]string) error {
 // ErrModal.
 func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error) {
 	defer e.tab.invalidateWatch() // as Tab.Evaluate: a script may change what the watch does not see
+	e.tab.ranScript()
 	if arg == nil {
 		group, release := e.tab.evalGroup()
 		defer release()

@@ -451,6 +451,7 @@ func (t *Tab) Evaluate(ctx context.Context, fn string, arg ...any) (any, error) 
 	// A script can change what the watch does not see (style rules, a
 	// custom element's internals): the next snapshot is taken afresh.
 	defer t.invalidateWatch()
+	t.ranScript()
 	if len(arg) == 0 {
 		group, release := t.evalGroup()
 		defer release()

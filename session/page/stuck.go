@@ -341,6 +341,14 @@ func (t *Tab) navigateWatched(ctx context.Context, op string, fn func() (playwri
 		r, err := call(gctx, t.c, op, stopOn{modal: t, busyOK: true, navigates: true}, fn)
 		done <- result{r, err}
 	}()
+	if t.IdleBlank() {
+		// Nothing there can hold the renderer; a probe that goes
+		// unanswered means a renderer busy with other pages, and a stop
+		// would end the next script to run instead (Playwright's, or the
+		// new document's).
+		r := <-done
+		return r.resp, false, r.err
+	}
 	timer := time.NewTimer(commitGrace)
 	defer timer.Stop()
 	stopped := false
@@ -407,4 +415,25 @@ func (c *Context) replace(ctx context.Context, t *Tab) (*Tab, error) {
 	c.mu.Unlock()
 	c.env.Log.Debug().Int("tab", t.ID).Int("by", nt.ID).Int("index", idx).Msg("replaced a tab's page")
 	return nt, nil
+}
+
+// ranScript notes that the agent's code runs in the tab's current
+// document (browser_evaluate on the page or an element).
+func (t *Tab) ranScript() {
+	t.mu.Lock()
+	t.scripted, t.scriptedDoc = true, t.docNav
+	t.mu.Unlock()
+}
+
+// IdleBlank reports whether the tab's page is a blank page that runs no
+// script: about:blank in a tab this server opened (not a popup, whose
+// opener may write into it), no code of the agent's run in it, no init
+// scripts, and no one else driving it (a published CDP endpoint).
+func (t *Tab) IdleBlank() bool {
+	if t.c.env.InitScripts || !t.c.env.Watch || t.p.URL() != "about:blank" {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.popup && (!t.scripted || t.scriptedDoc != t.docNav)
 }

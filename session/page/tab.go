@@ -131,6 +131,13 @@ type Tab struct {
 	// The watch (watch.go).
 	watchCtx int // execution context of the watch's world, 0 if none
 	watchDoc int // docNav when watchCtx was made
+	// popup: the page was opened by a page, not by us (t.mu once the
+	// tab is listed).
+	popup bool
+	// scripted says the agent's code ran in the document of docNav
+	// scriptedDoc (see IdleBlank).
+	scripted    bool
+	scriptedDoc int
 	// watchInstalled is the watch context a whole watch ran in (its reads
 	// send watch.Call), 0 if none.
 	watchInstalled int
