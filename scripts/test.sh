@@ -129,14 +129,14 @@ declare -A weight=(
   [TestHostilePagesDoNotStall]=46 [TestDropinIdleTimeout]=28 [TestHardeningTabCap]=23 [TestAnswersOnlyAgent]=22
   [TestCodegenMatchesUpstream]=22 [TestBridgeMetaUserDataDir]=20 [TestDockerfile]=19
   [TestInternalDevToolsPortsClosedToPages]=19 [TestDropinFilePaths]=18 [TestFamilies]=18
-  [TestCDPInternalPortUnreachable]=16 [TestCDPFilePolicy]=14 [TestBridgeMetaProxyBypass]=13
+  [TestCDPInternalPortUnreachable]=16 [TestSIGKILLLeavesNothingBehind]=16 [TestCDPFilePolicy]=14 [TestBridgeMetaProxyBypass]=13
   [TestCDPDevToolsRefused]=12 [TestFileToolsConfined]=11 [TestCDPStdio]=10 [TestHTTPContextIsolation]=10
   [TestCDPFilesPerPrincipal]=10 [TestPrewarmAtFirstRequest]=9 [TestActionResponsesShowEveryChange]=9
   [TestFleetRedisDown]=9 [TestCDPPrincipalIsolation]=9 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=9
   [TestCodegenLanguages]=8 [TestWaitForBoundedByActionTimeout]=8 [TestStdioBinaryEndToEnd]=8 [TestCDPPlaywright]=8
   [TestBridgeMetaContextOptions]=8 [TestEveryCoreTool]=8 [TestEvaluateValuesGolden]=7 [TestActionTitleIsCurrent]=7
   [TestStealthDetector]=6 [TestBridgeMetaHeadless]=6 [TestNavigationEconomy]=6 [TestCrashedRendererAnswersAtOnce]=6
-  [TestBridgeMetaProxyServer]=6 [TestHTTPSlowBodies]=6 [TestSIGKILLLeavesNothingBehind]=16 [TestFamiliesBadInput]=6
+  [TestBridgeMetaProxyServer]=6 [TestHTTPSlowBodies]=6 [TestFamiliesBadInput]=6
   [TestFleetAnyInstanceServesAnySession]=6 [TestMCPLoggingAndProgress]=6 [TestPoolSpreadAndFailover]=5
   [TestWebMCPOff]=5 [TestHTTPSessionsInTheGivenBrowser]=5 [TestEvaluateOnElementsLeavesNoOrigin]=5
   [TestFilesPerPrincipal]=5 [TestFleetRedisRestarts]=5 [TestDropinRecordVideo]=5 [TestVideoRecording]=5

@@ -3,8 +3,6 @@ package session_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -22,10 +20,7 @@ import (
 // blank page the agent's code ran in, not a popup its opener can write into.
 func TestIdleBlankIsOnlyAScriptlessBlankPage(t *testing.T) {
 	testtier.BrowserTier(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<!doctype html><title>Opener</title><button onclick="window.open('')">Open</button>`)
-	}))
-	defer srv.Close()
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Opener</title><button onclick="window.open('')">Open</button>`})
 	s := newContextSession(t)
 	err := s.Do(t.Context(), func(ctx context.Context, g *session.Generation) error {
 		tab, err := g.CurrentTab(ctx)
@@ -41,7 +36,7 @@ func TestIdleBlankIsOnlyAScriptlessBlankPage(t *testing.T) {
 		if tab.IdleBlank() {
 			t.Error("about:blank after the agent's evaluate is still idle")
 		}
-		if _, err := tab.Navigate(ctx, srv.URL); err != nil {
+		if _, err := tab.Navigate(ctx, url+"/"); err != nil {
 			return err
 		}
 		if tab.IdleBlank() {

@@ -17,7 +17,9 @@ import (
 // that forked it exits, and the Go runtime keeps its threads for the life of
 // the process (nothing here locks one to a goroutine that ends). Other
 // SysProcAttr fields already set are kept. It is the one place this
-// module's code outside session and pkg/server arms the parent-death signal.
+// module's code outside session, pkg/server and pkg/driver arms the
+// parent-death signal (pkg/driver's early browser needs a session of its
+// own, as Playwright's detached launch has, where Own gives a group).
 func Own(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"syscall"
 	"time"
 )
@@ -136,12 +135,11 @@ func (e *earlyBrowser) stop() {
 	_ = os.RemoveAll(e.dir)
 }
 
-// envList is env as os/exec takes it, in a fixed order.
+// envList is env as os/exec takes it.
 func envList(env map[string]string) []string {
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
-	sort.Strings(out)
 	return out
 }

@@ -125,10 +125,8 @@ func Decode(res any) (*Read, error) {
 		return nil, fmt.Errorf("watch: %s", clip.Short(clip.FirstLine(string(b))))
 	}
 	inner, _ := m["result"].(map[string]any)
-	if v, ok := inner["value"]; !ok || v == nil {
-		if inner["subtype"] == "null" {
-			return nil, ErrNotInstalled
-		}
+	if inner["subtype"] == "null" {
+		return nil, ErrNotInstalled
 	}
 	b, err := json.Marshal(inner["value"])
 	if err != nil {
