@@ -140,6 +140,18 @@ func TestDropinRecordVideo(t *testing.T) {
 	c, out := inProcess(t, "--config", cfgFile)
 	srv := familyPages(t)
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
+	// Chromium's screencast sends a frame only when the page paints: on a
+	// busy machine a static page's video began after the callout was gone
+	// (11 white frames). A box turning at the bottom right, away from the
+	// strip checked below, keeps frames coming.
+	c.MustCall(t, "browser_evaluate", map[string]any{"function": `() => {
+  const s = document.createElement('style');
+  s.textContent = '@keyframes cbm-turn { to { transform: rotate(360deg); } }';
+  const d = document.createElement('div');
+  d.style.cssText = 'position:fixed;right:8px;bottom:8px;width:24px;height:24px;background:#888;animation:cbm-turn 0.4s linear infinite';
+  document.head.append(s);
+  document.body.append(d);
+}`})
 	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
 	time.Sleep(2 * time.Second) // the callout's 1.5 s, then frames without it
 	c.MustCall(t, "browser_close", nil)
