@@ -39,7 +39,10 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 	if err != nil {
 		return nil, err
 	}
-	for attempt, whole := 0, false; ; attempt++ {
+	// Two retries, each once: a world that went with its document is made
+	// anew (lost), and a world without the watch gets the whole script
+	// (whole); a read may need both.
+	for lost, whole := false, false; ; {
 		nav := t.LastNavSeq()
 		cid, err := t.watchContext(ctx)
 		if err != nil {
@@ -62,7 +65,8 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 		if err != nil {
 			// The world went with its document: make a new one, once.
 			var pe *PageError
-			if attempt == 0 && errors.As(err, &pe) {
+			if !lost && errors.As(err, &pe) {
+				lost = true
 				t.forgetWatchContext(cid)
 				continue
 			}
