@@ -210,10 +210,12 @@ func evaluateWithTimeout(c *tabCall) error {
 		return nil
 	case err != nil && c.ctx.Err() != nil:
 		return c.ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded) || err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*page.TimeoutError)) || err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
 		// Stop the script where it is; the page lives on. (On a loaded
 		// machine the driver's own timeout, a moment after ours, can
-		// answer first.)
+		// answer first, even before this process ran the timer that
+		// ends ectx: the call's timeout is ours plus a grace, so a
+		// timeout of the call is ours too.)
 		_, terr := c.tab.CDP(c.ctx, "Runtime.terminateExecution", nil)
 		// Wait, bounded, until the page answers again.
 		wctx, wcancel := context.WithTimeout(c.ctx, stopWait)
