@@ -1,12 +1,17 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
 // TestWriteJSONAsMarshalIndent: writeJSON writes what json.MarshalIndent
@@ -90,5 +95,35 @@ func TestWriteJSONCycle(t *testing.T) {
 				t.Fatalf("writeJSON: %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRanOutOfTime: browser_evaluate_with_timeout stops the script when
+// its call ran out of time, whichever answered first: ctx's deadline, or
+// the driver's own timeout (ours plus a grace), which on a loaded machine
+// can come before ctx's timer has run. An error of the page's is its own.
+func TestRanOutOfTime(t *testing.T) {
+	live, cancel := context.WithTimeout(t.Context(), time.Hour)
+	defer cancel()
+	expired, cancel2 := context.WithTimeout(t.Context(), time.Nanosecond)
+	defer cancel2()
+	<-expired.Done()
+	driverTimeout := fmt.Errorf("evaluate: %w", &page.TimeoutError{Op: "evaluate", Msg: "Timeout 549ms exceeded.", Err: errors.New("timeout")})
+	thrown := &page.PageError{Op: "evaluate", Msg: "Error: boom"}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"the driver's timeout before ctx's timer ran", live, driverTimeout, true},
+		{"ctx's deadline", live, fmt.Errorf("evaluate: %w", context.DeadlineExceeded), true},
+		{"any error once ctx expired", expired, thrown, true},
+		{"the page's own error", live, thrown, false},
+		{"no error", expired, nil, false},
+	} {
+		if got := ranOutOfTime(c.ctx, c.err); got != c.want {
+			t.Errorf("%s: ranOutOfTime = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

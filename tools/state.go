@@ -184,6 +184,16 @@ func setLocale(c *tabCall) error {
 // script was stopped.
 const stopWait = 5 * time.Second
 
+// ranOutOfTime reports whether err, the answer to a call bounded by ctx,
+// means the function did not finish in time: ctx's deadline, or a timeout
+// of the call itself. The call's timeout is ctx's plus a grace, so on a
+// loaded machine the driver's own timeout can answer before this process
+// ran the timer that ends ctx (ctx.Err() still nil): that is ours too.
+func ranOutOfTime(ctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*page.TimeoutError)) ||
+		err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
 func evaluateWithTimeout(c *tabCall) error {
 	fn, el, err := c.evalArgs()
 	if err != nil {
@@ -210,12 +220,8 @@ func evaluateWithTimeout(c *tabCall) error {
 		return nil
 	case err != nil && c.ctx.Err() != nil:
 		return c.ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*page.TimeoutError)) || err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
-		// Stop the script where it is; the page lives on. (On a loaded
-		// machine the driver's own timeout, a moment after ours, can
-		// answer first, even before this process ran the timer that
-		// ends ectx: the call's timeout is ours plus a grace, so a
-		// timeout of the call is ours too.)
+	case ranOutOfTime(ectx, err):
+		// Stop the script where it is; the page lives on.
 		_, terr := c.tab.CDP(c.ctx, "Runtime.terminateExecution", nil)
 		// Wait, bounded, until the page answers again.
 		wctx, wcancel := context.WithTimeout(c.ctx, stopWait)
