@@ -108,6 +108,7 @@ func TestServerLeavesNoTimerIDs(t *testing.T) {
 
 // htmlPage serves html at the URL it returns, for the test's life.
 func htmlPage(t *testing.T, html string) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, html)
 	}))
