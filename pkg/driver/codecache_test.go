@@ -17,42 +17,63 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 )
 
-// TestShimPreloadsTheCodeCache: the shim puts the prelaunch's and the code
-// cache's preloads on node's command line, in that order, quoted (a driver
-// dir with a space and a quote in it), and leaves the code cache's off when
-// CLOAKBROWSER_MCP_DRIVER_CODE_CACHE=off.
+// TestShimPreloadsTheCodeCache: the shim puts the prelaunch's, the code
+// cache's and the lean heap's preloads on node's command line, in that
+// order, quoted (a driver dir with a space and a quote in it); it leaves the
+// code cache's off when CLOAKBROWSER_MCP_DRIVER_CODE_CACHE=off, and the lean
+// heap's off for a driver started with LeanHeapFlag already or with a
+// user's own node flags.
 func TestShimPreloadsTheCodeCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "it's a dir")
 	fakePackage(t, dir, PlaywrightVersion)
 	// A node that prints the arguments it got, one a line.
 	node := filepath.Join(t.TempDir(), "node")
 	os.WriteFile(node, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n"), 0o755)
-	args := func() []string {
+	t.Setenv(driverArgsEnv, "--max-lazy")
+	// preloads runs the shim and returns the preloads node got, checking
+	// the rest of its command line.
+	preloads := func(o Options) []string {
 		t.Helper()
-		p, err := versionShim(Options{Dir: dir, NodePath: node})
+		o.Dir, o.NodePath = dir, node
+		p, err := versionShim(o)
 		if err != nil || p == "" {
 			t.Fatalf("shim: %q %v", p, err)
 		}
-		t.Setenv(driverArgsEnv, "--max-lazy")
 		out, err := exec.Command(p, "cli.js", "run-driver").Output()
 		if err != nil {
 			t.Fatalf("shim: %v", err)
 		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
+		got := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(got) < 3 || got[0] != "--max-lazy" || len(got)%2 != 1 || got[len(got)-2] != "cli.js" || got[len(got)-1] != "run-driver" {
+			t.Fatalf("node got %q, want --max-lazy, -r PRELOAD pairs, cli.js run-driver", got)
+		}
+		var files []string
+		for i := 1; i < len(got)-2; i += 2 {
+			if got[i] != "-r" {
+				t.Fatalf("node got %q, want --max-lazy, -r PRELOAD pairs, cli.js run-driver", got)
+			}
+			b, err := os.ReadFile(got[i+1])
+			if err != nil || filepath.Dir(got[i+1]) != dir {
+				t.Fatalf("preload %s in %s: %v", got[i+1], dir, err)
+			}
+			files = append(files, string(b))
+		}
+		return files
 	}
-	got := args()
-	if len(got) != 7 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "-r" || got[5] != "cli.js" || got[6] != "run-driver" {
-		t.Fatalf("node got %q, want --max-lazy -r PRELAUNCH -r CODECACHE cli.js run-driver", got)
-	}
-	for i, want := range map[int]string{2: prelaunchJS, 4: codeCacheJS} {
-		if b, err := os.ReadFile(got[i]); err != nil || string(b) != want || filepath.Dir(got[i]) != dir {
-			t.Fatalf("preload %s in %s: %v", got[i], dir, err)
+	check := func(name string, got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: node got %d preloads, not the %d expected (or not in their order)", name, len(got), len(want))
 		}
 	}
+	check("defaults", preloads(Options{}), prelaunchJS, codeCacheJS, leanJS)
+	check("lean from the start", preloads(Options{LeanHeap: true}), prelaunchJS, codeCacheJS)
+	t.Run("own flags", func(t *testing.T) {
+		t.Setenv(NodeFlagsEnv, "--max-lazy")
+		check("own flags", preloads(Options{}), prelaunchJS, codeCacheJS)
+	})
 	t.Setenv(CodeCacheEnv, "off")
-	if got := args(); len(got) != 5 || got[0] != "--max-lazy" || got[1] != "-r" || got[3] != "cli.js" {
-		t.Fatalf("with %s=off node got %q, want --max-lazy -r PRELAUNCH cli.js run-driver", CodeCacheEnv, got)
-	}
+	check("code cache off", preloads(Options{}), prelaunchJS, leanJS)
 }
 
 // fakePackage gives the driver dir dir (made if missing) a package.json of
@@ -85,7 +106,8 @@ func ownDriverDir(t *testing.T) string {
 
 // TestCodeCacheIsWrittenThenTaken: the real driver, in a driver dir of its
 // own (its package linked to the installed one), writes a code cache of
-// both bundles and their one-byte sources at its first run, and its next
+// both bundles and their one-byte sources at its first run (before lean.js
+// changes V8's flags in the same step), and its next
 // run (with another version of the prelaunch's preload) takes them: V8
 // accepts the cache, so nothing is written again. A temporary file a killed writer left (over
 // a minute old) is removed, a newer one (maybe being written) is not; a
@@ -115,12 +137,13 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 			t.Fatal("cannot age", f)
 		}
 	}
-	run := func() {
+	run := func(hold time.Duration) {
 		t.Helper()
 		d := Start(Options{Dir: dir}, false)
 		if _, err := d.Get(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(hold)
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +164,10 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 		}
 		return m
 	}
-	run()
+	// The first run outlasts the 3 s step where the cache is written and,
+	// after it, lean.js changes V8's flags: a cache written after that
+	// change would be refused by the next start.
+	run(3500 * time.Millisecond)
 	var first map[string]time.Time
 	testtier.EventuallyState(t, 30*time.Second, "the code cache of both bundles", func() (bool, string) {
 		first = caches()
@@ -214,7 +240,7 @@ func TestCodeCacheIsWrittenThenTaken(t *testing.T) {
 	orig := prelaunchJS
 	prelaunchJS += "\n// another version\n"
 	t.Cleanup(func() { prelaunchJS = orig })
-	run()
+	run(0)
 	second := caches()
 	if len(second) != len(first) {
 		t.Fatalf("the second run left %v, the first %v", slices.Sorted(maps.Keys(second)), slices.Sorted(maps.Keys(first)))

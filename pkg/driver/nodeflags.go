@@ -31,6 +31,19 @@ const DefaultNodeFlags = "--max-semi-space-size=1 --max-lazy"
 // navigate to a 46,000-character page answers in about 164 ms against 145.
 const LeanHeapFlag = "--optimize-for-size"
 
+// leanAfterStart reports whether a driver started with NodeFlags(lean)
+// turns LeanHeapFlag's heap policy on once started (lean.js): with the
+// default flags, where the flag itself is not on node's command line. With
+// the flag from the start, node's heap grows in small steps as
+// playwright-core loads, which cost its start about 45 ms; switched on 3 s
+// later it costs none, and a stdio server's driver after the bench's
+// session holds about 16 MiB less (docs/benchmarks.md). A user's own
+// NodeFlagsEnv is left as it is.
+func leanAfterStart(lean bool) bool {
+	_, set := os.LookupEnv(NodeFlagsEnv)
+	return !lean && !set
+}
+
 // NodeFlags returns the driver's node flags: $CLOAKBROWSER_MCP_DRIVER_NODE_FLAGS
 // when set, else DefaultNodeFlags (with LeanHeapFlag when lean). Every word
 // must be a flag (--name or --name=value).

@@ -49,6 +49,12 @@ func versionShim(o Options) (string, error) {
 			preloads = append(preloads, p)
 		}
 	}
+	// Last: its step must follow the code cache's (see lean.js).
+	if leanAfterStart(o.LeanHeap) {
+		if p, err := writeOnce(o.Dir, "lean-", ".js", 0o644, leanJS); err == nil {
+			preloads = append(preloads, p)
+		}
+	}
 	return writeOnce(o.Dir, "node-", "", 0o755, shimScript(o.NodePath, pdeathsigWrapper(), preloads...))
 }
 
@@ -105,6 +111,12 @@ func codeCacheOn() bool { return os.Getenv(CodeCacheEnv) != "off" }
 //
 //go:embed codecache.js
 var codeCacheJS string
+
+// leanJS is preloaded last into a driver's node that runs with the default
+// flags: 3 s after its start it turns LeanHeapFlag's heap policy on.
+//
+//go:embed lean.js
+var leanJS string
 
 // The environment through which run tells the shim what it cannot know
 // itself. Neither reaches node.
