@@ -52,6 +52,7 @@ func TestIdleWatch(t *testing.T) {
 		}
 		w.closed()
 		<-started
+		synctest.Wait() // its end() too: it ran after close(started)
 		// A call whose context ends while it waits gives up.
 		if due, _ := w.due(0); !due {
 			t.Fatal("not due with a zero period")
