@@ -276,7 +276,9 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 		t.resetChurn()
 		if why == "" {
 			var stuck bool
-			resp, stuck, err = t.navigateWatched(ctx, op, goTo)
+			docBefore := t.DocSeq()
+			arrived := func() bool { return t.DocSeq() != docBefore && sameURL(t.URL(), url) }
+			resp, stuck, err = t.navigateWatched(ctx, op, arrived, goTo)
 			if stuck {
 				why = ReplacedStuck
 			}
@@ -420,7 +422,7 @@ func (t *Tab) GoBack(ctx context.Context) (moved bool, err error) {
 		return false, fmt.Errorf("go back: %w", ErrNotResponding)
 	}
 	t.resetChurn()
-	resp, stuck, err := t.navigateWatched(ctx, "go back", func() (playwright.Response, error) {
+	resp, stuck, err := t.navigateWatched(ctx, "go back", nil, func() (playwright.Response, error) {
 		return t.p.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateCommit})
 	})
 	t.resetChurn()

@@ -328,8 +328,11 @@ func (t *Tab) terminate(ctx context.Context) {
 // has its script stopped, and if it then still does not answer, the
 // navigation is abandoned (stuck): the page's renderer would not commit it.
 // A page that answers is waited for (a slow server): the navigation's own
-// timeout bounds that.
-func (t *Tab) navigateWatched(ctx context.Context, op string, fn func() (playwright.Response, error)) (resp playwright.Response, stuck bool, err error) {
+// timeout bounds that. So is the navigation once arrived reports that its
+// document committed (nil: never): the page then probed is the new one,
+// whose script is not the page being left's to stop (on a loaded machine
+// the commit's answer can come after commitGrace).
+func (t *Tab) navigateWatched(ctx context.Context, op string, arrived func() bool, fn func() (playwright.Response, error)) (resp playwright.Response, stuck bool, err error) {
 	type result struct {
 		resp playwright.Response
 		err  error
@@ -358,7 +361,11 @@ func (t *Tab) navigateWatched(ctx context.Context, op string, fn func() (playwri
 			return r.resp, false, r.err
 		case <-timer.C:
 		}
-		if t.aliveWithin(ctx, commitProbe) || ctx.Err() != nil {
+		if arrived != nil && arrived() {
+			r := <-done
+			return r.resp, false, r.err
+		}
+		if t.aliveWithin(ctx, commitProbe) || ctx.Err() != nil || (arrived != nil && arrived()) {
 			timer.Reset(commitGrace)
 			continue
 		}
