@@ -104,8 +104,13 @@ lint() {
 unit() { go test -race -short -count=1 -timeout 5m ./...; }
 
 # build compiles the browser tier's plain test binaries once, before its
-# concurrent go test processes would each compile the same graph.
-build() { go test -count=1 -run '^$' $(browser_packages) >/dev/null; }
+# concurrent go test processes would each compile the same graph, and the
+# server binary the tests run (CLOAKBROWSER_MCP_BINARY, internal/mcptest),
+# which each test process would otherwise build and link for itself.
+build() {
+  go test -count=1 -run '^$' $(browser_packages) >/dev/null
+  go build -o "$logs/bin/cloakbrowser-mcp" ./cmd/cloakbrowser-mcp
+}
 
 # race_tests are the browser tier's concurrency and stress tests: they run
 # with the race detector (on the unit tier's race build, already compiled);
@@ -120,29 +125,35 @@ race_tests='^(TestStress.*|TestHTTPSessionChurn.*|TestCancel(HTTP|Stdio)|TestCDP
 solo_tests='^(TestSnapshotModes|TestSnapshotContent)$'
 
 # weight is a test's wall time in seconds in the browser tier on a busy
-# 2-core machine (go test -json, no race detector; from a whole run of this
-# script with -json), for spreading pkg/server's tests over the shards:
-# heaviest first, each to the least loaded shard. Unlisted: 2. Refresh it
-# from such a run when tests change much.
+# 2-core machine (go test -json, no race detector; the larger of two whole
+# runs of this script with -json from a cold build cache), for spreading
+# pkg/server's tests over the shards: heaviest first, each to the least
+# loaded shard. Unlisted: 2. Refresh it from such runs when tests change
+# much.
 declare -A weight=(
-  [TestBadInputMegabyteArguments]=83 [TestStuckTabRecovers]=63 [TestCodegenToolsMatchUpstream]=46
-  [TestHostilePagesDoNotStall]=46 [TestDropinIdleTimeout]=28 [TestHardeningTabCap]=23 [TestAnswersOnlyAgent]=22
-  [TestCodegenMatchesUpstream]=22 [TestBridgeMetaUserDataDir]=20 [TestDockerfile]=19
-  [TestInternalDevToolsPortsClosedToPages]=19 [TestDropinFilePaths]=18 [TestFamilies]=18
-  [TestCDPInternalPortUnreachable]=16 [TestSIGKILLLeavesNothingBehind]=16 [TestCDPFilePolicy]=14 [TestBridgeMetaProxyBypass]=13
-  [TestCDPDevToolsRefused]=12 [TestFileToolsConfined]=11 [TestCDPStdio]=10 [TestHTTPContextIsolation]=10
-  [TestCDPFilesPerPrincipal]=10 [TestPrewarmAtFirstRequest]=9 [TestActionResponsesShowEveryChange]=9
-  [TestFleetRedisDown]=9 [TestCDPPrincipalIsolation]=9 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=9
-  [TestCodegenLanguages]=8 [TestWaitForBoundedByActionTimeout]=8 [TestStdioBinaryEndToEnd]=8 [TestCDPPlaywright]=8
-  [TestBridgeMetaContextOptions]=8 [TestEveryCoreTool]=8 [TestEvaluateValuesGolden]=7 [TestActionTitleIsCurrent]=7
-  [TestStealthDetector]=6 [TestBridgeMetaHeadless]=6 [TestNavigationEconomy]=6 [TestCrashedRendererAnswersAtOnce]=6
-  [TestBridgeMetaProxyServer]=6 [TestHTTPSlowBodies]=6 [TestFamiliesBadInput]=6
-  [TestFleetAnyInstanceServesAnySession]=6 [TestMCPLoggingAndProgress]=6 [TestPoolSpreadAndFailover]=5
-  [TestWebMCPOff]=5 [TestHTTPSessionsInTheGivenBrowser]=5 [TestEvaluateOnElementsLeavesNoOrigin]=5
-  [TestFilesPerPrincipal]=5 [TestFleetRedisRestarts]=5 [TestDropinRecordVideo]=5 [TestVideoRecording]=5
-  [TestSnapshotModeFlag]=5 [TestWebMCPHostilePage]=5 [TestImageResponses]=5 [TestHTTPBinary]=5
-  [TestHTTPBodyBoundEndsWithTheBody]=5 [TestSecrets]=4 [TestDropinEndpoint]=4 [TestBadInputShortErrors]=4
-  [TestVideoTabsClosedWhileRecorded]=4 [TestDropinStorageState]=4 [TestDiffBaseLost]=4 [TestWebMCPSessionToolsHTTP]=4
+  [TestStuckTabRecovers]=67 [TestBadInputMegabyteArguments]=67 [TestHostilePagesDoNotStall]=47
+  [TestCodegenToolsMatchUpstream]=27 [TestDropinIdleTimeout]=23 [TestFamilies]=21 [TestCodegenMatchesUpstream]=20
+  [TestInternalDevToolsPortsClosedToPages]=19 [TestAnswersOnlyAgent]=18 [TestDockerfile]=17 [TestDropinFilePaths]=15
+  [TestCDPStdio]=14 [TestFileToolsConfined]=13 [TestScreenshotWithinCaps]=11 [TestPoolSpreadAndFailover]=11
+  [TestCDPInternalPortUnreachable]=11 [TestCDPDevToolsRefused]=11 [TestImageResponses]=10 [TestHardeningTabCap]=10
+  [TestFleetAnyInstanceServesAnySession]=10 [TestSIGKILLLeavesNothingBehind]=9 [TestCDPFilePolicy]=9
+  [TestWaitForBoundedByActionTimeout]=8 [TestStdoutCarriesOnlyJSONRPCAndSignalsCleanUp]=8
+  [TestHTTPSessionsInTheGivenBrowser]=8 [TestFleetRedisDown]=8 [TestActionResponsesShowEveryChange]=8
+  [TestHTTPIdleSessionExpires]=7 [TestHTTPBrowserIsolation]=7 [TestEvaluateOnElementsLeavesNoOrigin]=7
+  [TestDropinEndpoint]=7 [TestCodegenLanguages]=7 [TestBridgeMetaUserDataDir]=7 [TestBridgeMetaProxyBypass]=7
+  [TestNavigationEconomy]=6 [TestMCPLoggingAndProgress]=6 [TestHTTPSlowBodies]=6 [TestFamiliesBadInput]=6
+  [TestEveryCoreTool]=6 [TestCDPPrincipalIsolation]=6 [TestVideoRecording]=5 [TestFilesPerPrincipal]=5
+  [TestDropinStorageState]=5 [TestDropinRecordVideo]=5 [TestCrashedRendererAnswersAtOnce]=5 [TestCDPPlaywright]=5
+  [TestCDPFilesPerPrincipal]=5 [TestBridgeMetaProxyServer]=5 [TestWebMCPHostilePage]=4
+  [TestVideoTabsClosedWhileRecorded]=4 [TestStealthDetectorCloakBrowserPath]=4 [TestStealthDetector]=4
+  [TestStdioBinaryEndToEnd]=4 [TestPrewarmAtFirstRequest]=4 [TestHardeningDownloadCapWhileStreaming]=4
+  [TestHTTPContextIsolation]=4 [TestHTTPBodyBoundEndsWithTheBody]=4 [TestFleetRedisRestarts]=4
+  [TestEvaluateValuesGolden]=4 [TestDropinProxyServer]=4 [TestDropinIgnoreHTTPSErrors]=4 [TestDropinCDPEndpoint]=4
+  [TestDiffBaseLost]=4 [TestBridgeMetaHeadless]=4 [TestActionTitleIsCurrent]=4 [TestWebMCPSessionToolsHTTP]=3
+  [TestStorageIsolation]=3 [TestSecrets]=3 [TestScreenshotCapFlags]=3 [TestResourcesStdio]=3
+  [TestNavigateBackSeenPage]=3 [TestHardeningSessionLogBudgetPerPrincipal]=3 [TestHardeningRefOfClosedTab]=3
+  [TestHTTPBinary]=3 [TestDropinEveryUpstreamFlag]=3 [TestDropinBlockedOrigins]=3 [TestBridgeMetaContextOptions]=3
+  [TestBadInputTypeSlowlyTimeout]=3
 )
 
 # browser_packages lists the packages with browser-tier tests: those whose
@@ -240,6 +251,7 @@ join deps
 go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" $(browser_packages) >"$logs/race" 2>&1 &
 race_pid=$!
 timed build build || fail build
+export CLOAKBROWSER_MCP_BINARY=$logs/bin/cloakbrowser-mcp
 timed browser browser "$@" || fail browser
 join conformance_install
 timed conformance conformance || fail conformance
