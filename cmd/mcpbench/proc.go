@@ -23,13 +23,16 @@ type procInfo struct {
 // memSplit is a server's resident memory split into browser processes and
 // the rest.
 type memSplit struct {
-	BrowserRSSKB    int64      `json:"browser_rss_kb"`
-	NonBrowserRSSKB int64      `json:"non_browser_rss_kb"`
-	BrowserPSSKB    int64      `json:"browser_pss_kb"`
-	NonBrowserPSSKB int64      `json:"non_browser_pss_kb"`
-	BrowserCPUms    int64      `json:"browser_cpu_ms"`
-	NonBrowserCPUms int64      `json:"non_browser_cpu_ms"`
-	Procs           []procInfo `json:"procs"`
+	BrowserRSSKB    int64 `json:"browser_rss_kb"`
+	NonBrowserRSSKB int64 `json:"non_browser_rss_kb"`
+	BrowserPSSKB    int64 `json:"browser_pss_kb"`
+	NonBrowserPSSKB int64 `json:"non_browser_pss_kb"`
+	// NonBrowserPeakKB sums each process's own peak RSS (VmHWM): the
+	// peaks need not have come at the same moment.
+	NonBrowserPeakKB int64      `json:"non_browser_peak_rss_kb"`
+	BrowserCPUms     int64      `json:"browser_cpu_ms"`
+	NonBrowserCPUms  int64      `json:"non_browser_cpu_ms"`
+	Procs            []procInfo `json:"procs"`
 }
 
 // isBrowserExe reports whether an executable is a browser process:
@@ -82,6 +85,7 @@ func classify(found []proctree.Proc, browserDirs []string) memSplit {
 		} else {
 			m.NonBrowserRSSKB += p.RSSKB
 			m.NonBrowserPSSKB += p.PSSKB
+			m.NonBrowserPeakKB += p.PeakRSSKB
 			m.NonBrowserCPUms += p.CPUms
 		}
 	}

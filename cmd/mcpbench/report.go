@@ -68,6 +68,7 @@ func rowSpecs() []rowSpec {
 		spec("memory without browser (RSS)", "MiB", 0.75),
 		spec("memory browser (RSS)", "MiB", 0),
 		spec("memory without browser (PSS)", "MiB", 0),
+		spec(rowPeakRSS, "MiB", 0),
 		spec("memory browser (PSS)", "MiB", 0),
 		spec("CPU without browser, whole session", "ms", 0),
 		spec("CPU browser, whole session", "ms", 0),

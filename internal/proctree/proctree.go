@@ -21,6 +21,10 @@ type Proc struct {
 	// identifies a process across PID reuse.
 	Start uint64 `json:"-"`
 	PSSKB int64  `json:"pss_kb,omitempty"`
+	// PeakRSSKB is the process's resident set at its largest so far
+	// (VmHWM): unlike RSSKB, it does not depend on whether a garbage
+	// collection came just before the sample.
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
 }
 
 // parseStatusKB returns the value in kB of a "Key:   123 kB" line of a

@@ -68,6 +68,7 @@ func Marked(kv string) []Proc {
 		p.Exe, _ = os.Readlink(filepath.Join(dir, "exe"))
 		if st, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
 			p.RSSKB, _ = parseStatusKB(string(st), "VmRSS")
+			p.PeakRSSKB, _ = parseStatusKB(string(st), "VmHWM")
 		}
 		if sm, err := os.ReadFile(filepath.Join(dir, "smaps_rollup")); err == nil {
 			p.PSSKB, _ = parseStatusKB(string(sm), "Pss")

@@ -51,6 +51,9 @@ func TestFindAndKill(t *testing.T) {
 	if sh.RSSKB <= 0 || sh.Start == 0 {
 		t.Errorf("sh has no RSS or start time: %+v", sh)
 	}
+	if sh.PeakRSSKB < sh.RSSKB {
+		t.Errorf("sh's peak RSS %d kB is below its RSS %d kB", sh.PeakRSSKB, sh.RSSKB)
+	}
 	if got := Alive(procs); len(got) != 2 {
 		t.Errorf("Alive = %+v, want both", got)
 	}
