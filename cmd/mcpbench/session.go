@@ -369,14 +369,14 @@ func (b *bench) actAndObserve(ctx context.Context, p *proc, res *results, page, 
 	res.add(key+" time", b.ms(d))
 }
 
-// memory records the resident memory of the server's process tree, split
-// into browser and non-browser processes.
 // rowPeakRSS is the server's processes' peak resident sets over the
 // session, summed: the RSS row is one sample, which lands before or after
-// a collection of the driver's heap (upstream's node read 126 and 165 MiB
-// in runs of the same session); the peaks do not move with that.
+// a collection of the driver's heap (upstream's node read 126 and 172 MiB
+// in two runs of the same session); the peaks do not move with that.
 const rowPeakRSS = "memory without browser, peak (RSS high-water mark)"
 
+// memory records the resident memory of the server's process tree, split
+// into browser and non-browser processes.
 func (b *bench) memory(p *proc, res *results) {
 	procs := proctree.Marked(p.marker)
 	if len(procs) == 0 {

@@ -35,9 +35,10 @@ const LeanHeapFlag = "--optimize-for-size"
 // turns LeanHeapFlag's heap policy on once started (lean.js): with the
 // default flags, where the flag itself is not on node's command line. With
 // the flag from the start, node's heap grows in small steps as
-// playwright-core loads, which cost its start about 45 ms; switched on 3 s
-// later it costs none, and a stdio server's driver after the bench's
-// session holds about 16 MiB less (docs/benchmarks.md). A user's own
+// playwright-core loads, which cost a cold first page 842 against 682 ms
+// (medians of six); switched on 3 s later it cost none measured, and a
+// stdio server's driver after a bench-like session held 97.3 against
+// 110.7 MiB (medians of eight; docs/benchmarks.md, eighth stop). A user's own
 // NodeFlagsEnv is left as it is.
 func leanAfterStart(lean bool) bool {
 	_, set := os.LookupEnv(NodeFlagsEnv)

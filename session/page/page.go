@@ -273,11 +273,12 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 	var ours int // docNav of the document our navigation committed
 	for try := 0; ; try++ {
 		navBefore := t.LastNavSeq()
+		// arrived: the page committed a navigation to url since this try
+		// began.
+		arrived := func() bool { return t.LastNavSeq() != navBefore && sameURL(t.URL(), url) }
 		t.resetChurn()
 		if why == "" {
 			var stuck bool
-			docBefore := t.DocSeq()
-			arrived := func() bool { return t.DocSeq() != docBefore && sameURL(t.URL(), url) }
 			resp, stuck, err = t.navigateWatched(ctx, op, arrived, goTo)
 			if stuck {
 				why = ReplacedStuck
@@ -329,7 +330,7 @@ func (t *Tab) Navigate(ctx context.Context, url string) (nav Navigation, err err
 			// An earlier start of this very navigation (Chromium kept it
 			// when Playwright gave up on it) interrupted this one: it is
 			// the navigation asked for. Let it commit.
-			t.pollUntil(ctx, time.Until(started.Add(limit)), func() bool { return t.LastNavSeq() != navBefore && sameURL(t.URL(), url) })
+			t.pollUntil(ctx, time.Until(started.Add(limit)), arrived)
 			if sameURL(t.URL(), url) {
 				err = nil
 				t.ownCommitted()

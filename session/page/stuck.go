@@ -328,10 +328,11 @@ func (t *Tab) terminate(ctx context.Context) {
 // has its script stopped, and if it then still does not answer, the
 // navigation is abandoned (stuck): the page's renderer would not commit it.
 // A page that answers is waited for (a slow server): the navigation's own
-// timeout bounds that. So is the navigation once arrived reports that its
-// document committed (nil: never): the page then probed is the new one,
-// whose script is not the page being left's to stop (on a loaded machine
-// the commit's answer can come after commitGrace).
+// timeout bounds that. Once arrived (nil: never) reports that the
+// navigation committed, nothing is probed or stopped any more and the
+// navigation is waited for: a probe would reach the new document, whose
+// script is not the page being left's (on a loaded machine the commit's
+// answer can come after commitGrace).
 func (t *Tab) navigateWatched(ctx context.Context, op string, arrived func() bool, fn func() (playwright.Response, error)) (resp playwright.Response, stuck bool, err error) {
 	type result struct {
 		resp playwright.Response
@@ -352,6 +353,7 @@ func (t *Tab) navigateWatched(ctx context.Context, op string, arrived func() boo
 		r := <-done
 		return r.resp, false, r.err
 	}
+	committed := func() bool { return arrived != nil && arrived() }
 	timer := time.NewTimer(commitGrace)
 	defer timer.Stop()
 	stopped := false
@@ -361,11 +363,11 @@ func (t *Tab) navigateWatched(ctx context.Context, op string, arrived func() boo
 			return r.resp, false, r.err
 		case <-timer.C:
 		}
-		if arrived != nil && arrived() {
+		if committed() {
 			r := <-done
 			return r.resp, false, r.err
 		}
-		if t.aliveWithin(ctx, commitProbe) || ctx.Err() != nil || (arrived != nil && arrived()) {
+		if t.aliveWithin(ctx, commitProbe) || ctx.Err() != nil || committed() {
 			timer.Reset(commitGrace)
 			continue
 		}
