@@ -696,3 +696,87 @@ func TestARefsSelectorStandsWhileThePageDoes(t *testing.T) {
 		}
 	})
 }
+
+// labelsPage has n number fields, each in its label, a same-origin frame
+// with two more, and a paragraph the page changes once its server lets it
+// (polled). Its own timers run in a chain that counts the ids it did not
+// make (gaps): a window's worlds share their timer ids.
+func labelsPage(n int) string {
+	return fmt.Sprintf(`<!doctype html><title>Labels</title>
+<p id="out">Waiting</p><iframe src="/frame"></iframe><div id="fields"></div>
+<script>
+window.gaps = 0;
+let go = false;
+const poll = setInterval(async () => {
+  if (go) return;
+  if (await (await fetch('/go')).text() !== '1') return;
+  go = true; clearInterval(poll);
+  document.getElementById('out').textContent = 'Changed'; document.title = 'Changed';
+}, 30);
+let last = setTimeout(function tick() {
+  const id = setTimeout(tick, 10);
+  if (id !== last + 1) window.gaps += id - last - 1;
+  last = id;
+}, 10);
+document.getElementById('fields').innerHTML = Array.from({length: %d}, (_, i) => '<label>Qty ' + i + ' <input type="number" value="' + i + '"></label>').join('');
+</script>`, n)
+}
+
+// TestWatchAsksForLabelsAheadOfAWalk: after a change the page made on its
+// own, once it is quiet, the watch asks the form controls of a document
+// with many of them (1,200 fields) for their labels, where Playwright's
+// next walk would make Blink look for each; not those of a document with
+// few (the frame's two); the page's timer ids show no gap; and the next
+// snapshot, walked on the tell, shows the change.
+func TestWatchAsksForLabelsAheadOfAWalk(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	var goAhead atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/go":
+			if goAhead.Load() {
+				fmt.Fprint(w, "1")
+			} else {
+				fmt.Fprint(w, "0")
+			}
+		case "/frame":
+			fmt.Fprint(w, `<!doctype html><label>Note <input></label><button>Send</button>`)
+		default:
+			fmt.Fprint(w, labelsPage(1200))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	const asked = `"message":"watch: asked the page's form controls for their labels ahead of a walk"`
+	onPage(t, s, srv.URL+"/", func(ctx context.Context, tab *page.Tab) {
+		first := aiSnapshot(ctx, t, tab)
+		wantText(t, first.Text, "Waiting")
+		wantLine(t, first.Text, `spinbutton "Qty 1199"`, "1199")
+		if strings.Contains(log.String(), asked) {
+			t.Fatalf("labels asked before the page changed:\n%s", log.String())
+		}
+		goAhead.Store(true)
+		testtier.EventuallyState(t, 10*time.Second, "the watch to ask for the labels", func() (bool, string) {
+			return strings.Contains(log.String(), asked), ""
+		})
+		var line string
+		for l := range strings.SplitSeq(log.String(), "\n") {
+			if strings.Contains(l, asked) {
+				line = l
+			}
+		}
+		if !strings.Contains(line, `"controls":1200`) {
+			t.Errorf("the watch asked another number of controls than the document's 1,200 (the frame's two are too few to ask):\n%s", line)
+		}
+		snap := aiSnapshot(ctx, t, tab)
+		wantText(t, snap.Text, "Changed")
+		wantLine(t, snap.Text, `spinbutton "Qty 1199"`, "1199")
+		gaps, err := tab.Evaluate(ctx, `() => window.gaps`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(gaps) != "0" {
+			t.Errorf("the page's timer ids skip %v ids: a timer of the watch's", gaps)
+		}
+	})
+}

@@ -322,6 +322,10 @@ func (t *Tab) hearTells(s playwright.CDPSession) {
 		if !ok {
 			return
 		}
+		if k.Primed > 0 {
+			t.c.env.Log.Debug().Int("tab", t.ID).Int("controls", k.Primed).Msg("watch: asked the page's form controls for their labels ahead of a walk")
+			return
+		}
 		cid, _ := m["executionContextId"].(float64)
 		t.mu.Lock()
 		defer t.mu.Unlock()

@@ -22,16 +22,25 @@ const Binding = "__cbmTell"
 // Tell is what the watch told through Binding: the page left base From
 // and the watch marked base To as it was right after the change; Title is
 // the page's title then (told again, with the same bases, when it changes).
+// A tell with Primed and no bases says instead that the watch asked that
+// many form controls for their labels ahead of a walk (watch.js: prime).
 type Tell struct {
-	From  int    `json:"f"`
-	To    int    `json:"t"`
-	Title string `json:"n"`
+	From   int    `json:"f"`
+	To     int    `json:"t"`
+	Title  string `json:"n"`
+	Primed int    `json:"p"`
 }
 
 // ParseTell reads a Binding call's payload.
 func ParseTell(payload string) (Tell, bool) {
 	var k Tell
-	if err := json.Unmarshal([]byte(payload), &k); err != nil || k.From == 0 || k.To <= k.From {
+	if err := json.Unmarshal([]byte(payload), &k); err != nil {
+		return Tell{}, false
+	}
+	if k.Primed > 0 && k.From == 0 && k.To == 0 {
+		return k, true
+	}
+	if k.Primed != 0 || k.From == 0 || k.To <= k.From {
 		return Tell{}, false
 	}
 	return k, true

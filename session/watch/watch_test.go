@@ -123,6 +123,9 @@ func TestParseTell(t *testing.T) {
 		{`{"f":0,"t":8,"n":"x"}`, Tell{}, false}, // no base left
 		{`{"f":8,"t":8,"n":"x"}`, Tell{}, false}, // bases only grow
 		{`{"f":9,"t":8,"n":"x"}`, Tell{}, false},
+		{`{"p":3008}`, Tell{Primed: 3008}, true}, // labels asked ahead of a walk
+		{`{"p":0}`, Tell{}, false},
+		{`{"f":7,"t":8,"p":5}`, Tell{}, false}, // one or the other
 		{`7:8`, Tell{}, false},
 		{``, Tell{}, false},
 	} {
