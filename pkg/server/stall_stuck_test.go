@@ -158,10 +158,16 @@ func TestStuckTabRecovers(t *testing.T) {
 		// again; a function that then holds its main thread (as the
 		// renderer's own work on a huge page does, between two probes)
 		// ends as "not responding", not after evaluate's 30 s.
-		must(t, c, "browser_evaluate", map[string]any{"function": "() => { setTimeout(() => { const t = Date.now(); while (Date.now() - t < 12000) {} }, 50); }"}, "")
+		// The page gets busy a second after the function ran, well after
+		// evaluate's own answer (its read and its walk of the page), which
+		// a busy page holds until it is free again. With 50 ms the
+		// snapshots below found the page free in 2 of 19 runs on a loaded
+		// machine (the runs 2 s shorter: the busy while was spent inside
+		// evaluate).
+		must(t, c, "browser_evaluate", map[string]any{"function": "() => { setTimeout(() => { const t = Date.now(); while (Date.now() - t < 12000) {} }, 1000); }"}, "")
 		// The first snapshot may be served from the read that ended the
 		// evaluate, before the page got busy.
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(1300 * time.Millisecond)
 		within(t, c, 9*time.Second, "browser_snapshot", nil)
 		out, isErr := within(t, c, 9*time.Second, "browser_snapshot", nil)
 		if !isErr {
