@@ -694,4 +694,3 @@ func replaceFirstTab(bc playwright.BrowserContext) {
 	}
 	_ = pages[0].Close()
 }
-
