@@ -694,3 +694,4 @@ func replaceFirstTab(bc playwright.BrowserContext) {
 	}
 	_ = pages[0].Close()
 }
+
