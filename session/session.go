@@ -618,9 +618,6 @@ func (s *Session) launch(ctx context.Context, n int) (*Generation, error) {
 		// launch again on another one.
 		s.log.Info().Int("generation", n).Int("attempt", attempt).Err(perr).Msg("internal DevTools port taken during the launch; launching again")
 	}
-	if s.cfg.Headless {
-		replaceFirstTab(bc)
-	}
 	g := newGeneration(s, n, bc, profile, temp, nil, s.cfg.contextUA(ua))
 	// A persistent context takes no storage state option: load it after.
 	if err := g.prepare(ctx, pw, true, false); err != nil {
@@ -676,22 +673,3 @@ func (s *Session) lost(g *Generation) {
 		h(g)
 	}
 }
-
-// replaceFirstTab replaces the tab a headless persistent launch opens
-// (its about:blank, before it becomes a tab of ours) with a new one: the
-// first document that tab loads reads outerWidth and outerHeight 0 as it
-// starts in about a third of launches (headless Chromium 156, Playwright
-// alone: 4 of 12 and 5 of 10 launches, after a second's wait too), a
-// window-size tell; in a new tab, 0 of 12. Should the new tab not open, the
-// first one stays.
-func replaceFirstTab(bc playwright.BrowserContext) {
-	pages := bc.Pages()
-	if len(pages) != 1 || pages[0].URL() != "about:blank" {
-		return
-	}
-	if _, err := bc.NewPage(); err != nil {
-		return
-	}
-	_ = pages[0].Close()
-}
-
