@@ -780,3 +780,51 @@ func TestWatchAsksForLabelsAheadOfAWalk(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchSeesWhatAnUnhoveredRuleHid: a base taken with nothing under the
+// pointer (after a navigation) does not read the :hover rules; when an
+// action then points at something, a rule whose selector negates :hover
+// (what it hid while nothing was hovered shows now) makes the next snapshot
+// a new one that shows it, and one whose selectors all need an element
+// under the pointer, none of which the pointer is on, leaves the last one
+// served.
+func TestWatchSeesWhatAnUnhoveredRuleHid(t *testing.T) {
+	s := newContextSession(t)
+	url := serveHTML(t, map[string]string{
+		"/negated": `<!doctype html><title>Negated</title>
+<style>.tip:not(:hover) .secret { display: none }</style>
+<div class="tip"><button>Tip</button> <span class="secret">Secret text</span></div>`,
+		"/plain": `<!doctype html><title>Plain</title>
+<style>.menu:hover .sub { display: block } .sub { display: none }</style>
+<div class="menu">Menu <span class="sub">Sub item</span></div><button>Nothing</button>`,
+	})
+	click := func(ctx context.Context, t *testing.T, tab *page.Tab, sel string) {
+		t.Helper()
+		el, err := tab.Locate(ctx, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tab.Act(ctx, el.Click(page.ClickOptions{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onPage(t, s, url+"/negated", func(ctx context.Context, tab *page.Tab) {
+		first := aiSnapshot(ctx, t, tab)
+		if strings.Contains(first.Text, "Secret text") {
+			t.Fatalf("the hidden text shows before the pointer is on it:\n%s", first.Text)
+		}
+		click(ctx, t, tab, "text=Tip")
+		after := aiSnapshot(ctx, t, tab)
+		if after == first {
+			t.Fatal("pointing at the element whose rule hid a text while nothing was hovered was served the old snapshot")
+		}
+		wantText(t, after.Text, "Secret text")
+	})
+	onPage(t, s, url+"/plain", func(ctx context.Context, tab *page.Tab) {
+		first := aiSnapshot(ctx, t, tab)
+		click(ctx, t, tab, "text=Nothing")
+		if after := aiSnapshot(ctx, t, tab); after != first {
+			t.Errorf("a click that changed nothing, on a page whose :hover rule needs another element under the pointer, was followed by a new snapshot:\n%s", after.Text)
+		}
+	})
+}

@@ -258,9 +258,9 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     try { rules = sh.cssRules; } catch (_) { return false; }
     return !!rules && depth < 16 && hoverSels(rules, inHover, depth, out);
   };
-  // hoverMatches lists the elements :hover rules show, hide or label now,
-  // or returns null when that cannot be told.
-  const hoverMatches = roots => {
+  // hoverSelsOf lists, per root, the selectors of the :hover rules that can
+  // show, hide or label elements, or returns null when that cannot be told.
+  const hoverSelsOf = roots => {
     const out = [];
     for (const root of roots) for (const sh of sheetsOf(root)) {
       let c = hoverCache.get(sh), rules;
@@ -272,11 +272,30 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         hoverCache.set(sh, c);
       }
       if (!c.sels) return null;
-      for (const sel of c.sels) {
-        try { for (const e of root.querySelectorAll(sel)) out.push(e); } catch (_) { return null; }
-      }
+      out.push([root, c.sels]);
     }
     return out;
+  };
+  // hoverMatches lists the elements :hover rules show, hide or label now,
+  // or returns null when that cannot be told.
+  const hoverMatches = roots => {
+    const per = hoverSelsOf(roots);
+    if (!per) return null;
+    const out = [];
+    for (const [root, sels] of per) for (const sel of sels) {
+      try { for (const e of root.querySelectorAll(sel)) out.push(e); } catch (_) { return null; }
+    }
+    return out;
+  };
+  // unhovered is hoverMatches with nothing under the pointer, told without
+  // that state: nothing, when every such selector needs an element under
+  // the pointer (no list, nesting or functional pseudo-class, where :hover
+  // could be negated or have an alternative); null (unknown) otherwise.
+  const unhovered = roots => {
+    const per = hoverSelsOf(roots);
+    if (!per) return null;
+    for (const [, sels] of per) for (const sel of sels) if (/[,(&]/.test(sel)) return null;
+    return [];
   };
   const animKeys = ['display', 'visibility', 'content', 'contentVisibility', 'cursor'];
   const animating = roots => {
@@ -302,8 +321,17 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
-  // state is what a base keeps of the page, from a scan.
-  const state = s => ({ n, controls: s.controls, focus: deepFocus(), hover: hoverChain(), shows: hoverMatches(s.roots), rules: ruleCount(s.roots), href: location.href });
+  // state is what a base keeps of the page, from a scan. What :hover rules
+  // show is read only while something is under the pointer: with nothing
+  // under it (as after every navigation, until an action points) it is left
+  // undefined, and a later read that finds something under the pointer
+  // tells it with unhovered. Reading the rules is most of a first read on
+  // a page of large style sheets (12,000 rules: 70-110 ms, making their
+  // wrappers in this world), which a page that is only read never needs.
+  const state = s => {
+    const hover = hoverChain();
+    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(s.roots) : undefined, rules: ruleCount(s.roots), href: location.href };
+  };
   return (mark) => {
     count(mo.takeRecords(), false);
     told = false;
@@ -323,7 +351,13 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
       out.f = focus !== base.focus;
       out.fh = out.f && (!focus || hover.includes(focus));
-      out.h = !same(hover, base.hover) && (!shows || !base.shows || !same(shows, base.shows));
+      out.h = false;
+      if (!same(hover, base.hover)) {
+        const cur = shows !== undefined ? shows : hoverMatches(s.roots);
+        if (shows === undefined) now.shows = cur;
+        const was = base.shows !== undefined ? base.shows : unhovered(s.roots);
+        out.h = !cur || !was || !same(cur, was);
+      }
       out.r = rules !== base.rules || s.added > 0;
       out.u = href !== base.href;
     }
