@@ -21,7 +21,10 @@
 //     no mutation reports);
 //   - the focused element (shadow roots and same-origin frames included);
 //   - the :hover chain, when a style sheet can show or hide on :hover (or
-//     cannot be read: a cross-origin sheet);
+//     cannot be read: a cross-origin sheet); a base taken with nothing
+//     under the pointer does not read the rules, and a pointer that comes
+//     onto something later is a change unless every such rule needs an
+//     element under the pointer to match;
 //   - running animations and transitions of display, visibility, content
 //     or cursor;
 //   - the number of style sheets and rules (CSSOM insertions), new shadow
