@@ -123,8 +123,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // 1,250 ms). After the first counted change since a read (the tell),
   // once the page has made no change for primeQuiet ms, the watch asks
   // them itself, so a snapshot that comes later finds them answered. Only
-  // where those passes cost more than a few ms (controls × elements ≥
-  // primeMin), at most once per read, and not once a read came (its
+  // where those passes cost more than about 13 ms (controls × elements ≥
+  // primeMin; a pass took about 13 ns a node on the table), at most once per read, and not once a read came (its
   // snapshot walks now); it tells the server how many controls it asked.
   // Reading labels changes nothing; its waits are scheduler.postTask
   // delays: no timer id a page could miss among its own.
@@ -132,13 +132,13 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   let lastChange = 0, reads = 0;
   const later = (f, ms) => { try { scheduler.postTask(f, { delay: ms, priority: 'background' }); } catch (_) {} };
   const prime = () => {
-    let k = 0, found = 0;
+    let k = 0;
     for (const root of known) {
       if (root.nodeType !== 9) continue; // a shadow root's controls look only inside it
       const ctls = root.querySelectorAll(labelable);
       if (ctls.length * root.getElementsByTagName('*').length < primeMin) continue;
       // Not just the list: its length is what makes Blink look.
-      for (const e of ctls) found += e.labels.length;
+      for (const e of ctls) void e.labels.length;
       k += ctls.length;
     }
     return k;
@@ -277,9 +277,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return out;
   };
   // hoverMatches lists the elements :hover rules show, hide or label now,
-  // or returns null when that cannot be told.
-  const hoverMatches = roots => {
-    const per = hoverSelsOf(roots);
+  // given hoverSelsOf's list, or returns null when that cannot be told.
+  const hoverMatches = per => {
     if (!per) return null;
     const out = [];
     for (const [root, sels] of per) for (const sel of sels) {
@@ -291,8 +290,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // that state: nothing, when every such selector needs an element under
   // the pointer (no list, nesting or functional pseudo-class, where :hover
   // could be negated or have an alternative); null (unknown) otherwise.
-  const unhovered = roots => {
-    const per = hoverSelsOf(roots);
+  const unhovered = per => {
     if (!per) return null;
     for (const [, sels] of per) for (const sel of sels) if (/[,(&]/.test(sel)) return null;
     return [];
@@ -330,7 +328,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // wrappers in this world), which a page that is only read never needs.
   const state = s => {
     const hover = hoverChain();
-    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(s.roots) : undefined, rules: ruleCount(s.roots), href: location.href };
+    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(hoverSelsOf(s.roots)) : undefined, rules: ruleCount(s.roots), href: location.href };
   };
   return (mark) => {
     count(mo.takeRecords(), false);
@@ -353,9 +351,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       out.fh = out.f && (!focus || hover.includes(focus));
       out.h = false;
       if (!same(hover, base.hover)) {
-        const cur = shows !== undefined ? shows : hoverMatches(s.roots);
+        // The rules, read once for both (each read compares every rule).
+        let per;
+        const sels = () => per === undefined ? (per = hoverSelsOf(s.roots)) : per;
+        const cur = shows !== undefined ? shows : hoverMatches(sels());
         if (shows === undefined) now.shows = cur;
-        const was = base.shows !== undefined ? base.shows : unhovered(s.roots);
+        const was = base.shows !== undefined ? base.shows : unhovered(sels());
         out.h = !cur || !was || !same(cur, was);
       }
       out.r = rules !== base.rules || s.added > 0;
