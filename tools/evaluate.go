@@ -38,6 +38,13 @@ func evaluate(c *tabCall) error {
 	if err != nil {
 		return err
 	}
+	var locator string
+	if el != nil {
+		// The code's locator is read before the function runs: a function
+		// that leaves the page busy (a long task it set off with a timer)
+		// would hold that read, and the answer, for as long.
+		locator = c.tsLocator(el, c.args.String("target", ""))
+	}
 	nav, seq := c.tab.LastNavSeq(), c.tab.Seq()
 	ctx, cancel := context.WithTimeout(c.ctx, evaluateTimeout)
 	defer cancel()
@@ -57,7 +64,7 @@ func evaluate(c *tabCall) error {
 		expr = "() => (" + fn + ")"
 	}
 	if el != nil {
-		c.code("await " + c.tsLocator(el, c.args.String("target", "")) + ".evaluate(" + codegen.Quote(expr) + ");")
+		c.code("await " + locator + ".evaluate(" + codegen.Quote(expr) + ");")
 	} else {
 		c.code("await page.evaluate(" + codegen.Quote(expr) + ");")
 	}

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mxschmitt/playwright-go"
+
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/clip"
 )
 
@@ -72,17 +74,25 @@ func (t *Tab) evalGroup() (group string, release func()) {
 	}
 }
 
-// pageCall is the page's form of fn: called with no this and one
-// undefined argument, as Playwright's evaluate calls it, awaited.
+// pageCall is the page's form of fn: it starts fn, called with no this
+// and one undefined argument as Playwright's evaluate calls it (the inner
+// function's this is the page's global object, which an arrow function
+// in fn sees), and keeps the promise of its awaited value in the holder h.
 func pageCall(fn string) string {
-	return "(async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(undefined) : await f; })()"
+	return "function (h) { return h.p = (function () { return (async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(undefined) : await f; })(); })(); }"
 }
 
 // elementCall is the element's form of fn, called on the element (this):
-// fn(element, undefined), awaited.
+// fn(element, undefined), awaited; its promise is kept in the holder h.
 func elementCall(fn string) string {
-	return "async function () { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(this, undefined) : await f; }"
+	return "function (h) { return h.p = (async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(this, undefined) : await f; })(); }"
 }
+
+// holderExpr makes the holder of a call's promise: an object of the main
+// world without a prototype (so no setter of the page's runs when the
+// promise is kept in it), made by a literal (no function of the page's is
+// called), that only the session holds.
+const holderExpr = "({__proto__: null})"
 
 // evaluateMain runs fn in the main world of the tab's main frame, or on
 // the element of objectID (a remote object of the node's main world),
@@ -94,21 +104,37 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 	if err != nil {
 		return nil, err
 	}
-	// The call runs the function up to its first await and gives its
-	// promise; the wait for that promise is a command of its own, sent
-	// again each awaitChunk, so that a wait in flight when the browser is
-	// lost ends with the chunk (see sendCDP).
-	method, src := "Runtime.evaluate", pageCall(fn)
-	params := map[string]any{
-		"expression": src, "objectGroup": group, "userGesture": true, "allowUnsafeEvalBlockedByCSP": true,
+	res, err := watched(ctx, t, op, func() (any, error) {
+		return sendCDP(ctx, s, 0, "Runtime.evaluate", map[string]any{"expression": holderExpr, "objectGroup": group})
+	})
+	if err != nil {
+		return nil, err
 	}
+	holder, _ := res.(map[string]any)["result"].(map[string]any)["objectId"].(string)
+	if holder == "" {
+		return nil, &PageError{Op: op, Msg: "the page's world gave no object"}
+	}
+	// The call starts the function and waits for its promise in one
+	// command, so a value the function gives at once comes back before
+	// the page's next task (a long one the function set off with a zero
+	// timer, say). That wait lasts one awaitChunk: a wait in flight when
+	// the browser is lost is never answered (see sendCDP). A function
+	// still running then has its promise taken from the holder and waited
+	// for in commands of one awaitChunk each.
+	target, src := holder, pageCall(fn)
 	if objectID != "" {
-		src = elementCall(fn)
-		method, params = "Runtime.callFunctionOn", map[string]any{
-			"objectId": objectID, "functionDeclaration": src, "objectGroup": group, "userGesture": true,
-		}
+		target, src = objectID, elementCall(fn)
 	}
-	res, err := watched(ctx, t, op, func() (any, error) { return sendCDP(ctx, s, 0, method, params) })
+	res, err = watched(ctx, t, op, func() (any, error) {
+		return sendCDP(ctx, s, awaitChunk, "Runtime.callFunctionOn", map[string]any{
+			"objectId": target, "functionDeclaration": src, "arguments": []any{map[string]any{"objectId": holder}},
+			"objectGroup": group, "userGesture": true, "awaitPromise": true,
+		})
+	})
+	var te *TimeoutError
+	if errors.As(err, &te) && ctx.Err() == nil && !t.c.isLost() {
+		res, err = t.awaitHeld(ctx, op, s, group, holder)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,23 +149,6 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 			}
 		}
 		return nil, perr
-	}
-	promise, _ := m["result"].(map[string]any)["objectId"].(string)
-	for {
-		res, err = watched(ctx, t, op, func() (any, error) {
-			return sendCDP(ctx, s, awaitChunk, "Runtime.awaitPromise", map[string]any{"promiseObjectId": promise})
-		})
-		var te *TimeoutError
-		if !errors.As(err, &te) || ctx.Err() != nil || t.c.isLost() {
-			break
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	m, _ = res.(map[string]any)
-	if ex, ok := m["exceptionDetails"].(map[string]any); ok {
-		return nil, &PageError{Op: op, Msg: thrownText(ex)}
 	}
 	r, _ := m["result"].(map[string]any)
 	if v, done := remoteValue(r); done {
@@ -160,6 +169,32 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 	}
 	r, _ = m["result"].(map[string]any)
 	return decodeValue(r["value"], map[float64]any{}), nil
+}
+
+// awaitHeld waits for the promise a call kept in holder, in commands of
+// one awaitChunk each, until it settles, ctx ends or the browser is lost.
+func (t *Tab) awaitHeld(ctx context.Context, op string, s playwright.CDPSession, group, holder string) (any, error) {
+	res, err := watched(ctx, t, op, func() (any, error) {
+		return sendCDP(ctx, s, 0, "Runtime.callFunctionOn", map[string]any{
+			"objectId": holder, "functionDeclaration": "function () { return this.p; }", "objectGroup": group,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	promise, _ := res.(map[string]any)["result"].(map[string]any)["objectId"].(string)
+	if promise == "" {
+		return nil, &PageError{Op: op, Msg: "the function's promise was not kept"}
+	}
+	for {
+		res, err = watched(ctx, t, op, func() (any, error) {
+			return sendCDP(ctx, s, awaitChunk, "Runtime.awaitPromise", map[string]any{"promiseObjectId": promise})
+		})
+		var te *TimeoutError
+		if !errors.As(err, &te) || ctx.Err() != nil || t.c.isLost() {
+			return res, err
+		}
+	}
 }
 
 // thrownText is the first line of what a function threw: an error's
