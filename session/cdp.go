@@ -310,22 +310,12 @@ func awaitInternalPort(ctx context.Context, bc playwright.BrowserContext, port i
 	if len(pages) == 0 {
 		return nil // the ownership proof opens a page and checks
 	}
-	sess, err := bc.NewCDPSession(pages[0])
-	if err != nil {
-		return fmt.Errorf("read the first page's target id: %w", err)
-	}
-	res, err := sess.Send("Target.getTargetInfo", nil)
-	_ = sess.Detach()
-	if err != nil {
-		return fmt.Errorf("read the first page's target id: %w", err)
-	}
-	info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
-	id, _ := info["targetId"].(string)
-	if !validTargetID(id) {
-		return fmt.Errorf("Target.getTargetInfo gave target id %q", id)
-	}
 	ctx, cancel := context.WithTimeout(ctx, internalPortWait)
 	defer cancel()
+	id, err := pageTargetID(ctx, bc, pages[0])
+	if err != nil {
+		return fmt.Errorf("read the first page's target id: %w", err)
+	}
 	base := "127.0.0.1:" + strconv.Itoa(port)
 	for {
 		err := listsTarget(ctx, base, id)
@@ -341,6 +331,43 @@ func awaitInternalPort(ctx context.Context, bc playwright.BrowserContext, port i
 			return fmt.Errorf("%w: nothing of this browser answers on %s: %v", errInternalPortTaken, base, err)
 		case <-time.After(25 * time.Millisecond):
 		}
+	}
+}
+
+// pageTargetID reads p's target id over a CDP session of its own, bounded
+// by ctx: the driver answers a command of a page's session only when the
+// browser does (see session/page's sendCDP), so the calls run on a
+// goroutine the wait does not depend on.
+func pageTargetID(ctx context.Context, bc playwright.BrowserContext, p playwright.Page) (string, error) {
+	type answer struct {
+		id  string
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		sess, err := bc.NewCDPSession(p)
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		res, err := sess.Send("Target.getTargetInfo", nil)
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
+		id, _ := info["targetId"].(string)
+		if !validTargetID(id) {
+			err = fmt.Errorf("Target.getTargetInfo gave target id %q", id)
+		}
+		ch <- answer{id: id, err: err}
+		_ = sess.Detach()
+	}()
+	select {
+	case a := <-ch:
+		return a.id, a.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("no answer within %s: %w", internalPortWait, ctx.Err())
 	}
 }
 
