@@ -28,10 +28,6 @@ const snapshotTimeout = 10 * time.Second
 // as much.
 const frameBudget = 250 * time.Millisecond
 
-// readBesideAfter is how long a walk told of a change (snapshotAt) runs
-// before the watch's read goes beside it as a probe instead of after it.
-const readBesideAfter = 250 * time.Millisecond
-
 // busyBudget is what a snapshot still gets after the page missed its
 // liveness probe (probeTimeout): together at most ~5 s before "not
 // responding".
@@ -178,38 +174,23 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 // (walkDue). Either way the walk is due, and a base the watch marked before
 // it stands for it: a change after the base that the walk missed is
 // reported by the next read against it. The title is the one the watch
-// told, if it told since base. A read follows the walk, marking nothing:
-// it lets the watch tell of the next change. The answer does not wait for
-// it. A walk still running after readBesideAfter gets the read beside it
-// instead, as a probe: should the page not answer it either, the walk gets
-// busyBudget more before the page is declared not responding, as after a
-// missed probe.
+// told, if it told since base. A read goes beside the walk, marking
+// nothing: it lets the watch tell of the next change, and should the page
+// not answer it either, the walk gets busyBudget more before the page is
+// declared not responding, as after a missed probe. The answer does not
+// wait for it.
 func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why string) (*Snapshot, error) {
 	start := time.Now()
 	wctx, stopWalk := context.WithCancel(ctx)
 	defer stopWalk()
 	var hung atomic.Bool
-	walked := make(chan struct{})
 	t.c.Go(func() {
-		// Sent at once, the read would go first in the renderer, and the
-		// walk would wait for it (2–3 ms on a 45,000-character article).
-		probe := time.NewTimer(readBesideAfter)
-		defer probe.Stop()
-		select {
-		case <-walked:
-		case <-probe.C:
-		}
 		rctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
 		defer cancel()
 		_, err := t.readWatch(rctx, false, false)
 		var te *TimeoutError
 		if err == nil || !errors.As(err, &te) || wctx.Err() != nil || len(t.Modals()) > 0 {
 			return
-		}
-		select {
-		case <-walked:
-			return
-		default:
 		}
 		select {
 		case <-time.After(busyBudget):
@@ -219,7 +200,6 @@ func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why s
 		}
 	})
 	text, pending, err := t.walk(wctx, o, false)
-	close(walked)
 	if err != nil {
 		if hung.Load() {
 			t.markBusy()
