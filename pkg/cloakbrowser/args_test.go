@@ -162,12 +162,14 @@ func TestLaunchArgsKeepPlaywrightsFeatureLists(t *testing.T) {
 		return enable, disable
 	}
 	bin := BinaryInfo{Engine: EngineChromium}
-	// Without lists of the user's, Playwright's own stand: none is passed.
-	if en, dis := lists(LaunchArgs(bin, LaunchOptions{})); en != nil || dis != nil {
-		t.Errorf("no user lists: got --enable-features %q, --disable-features %q", en, dis)
+	// Without lists of the user's: Playwright's enabled list stands (none
+	// is passed); its disabled list is passed with RenderDocument.
+	en, dis := lists(LaunchArgs(bin, LaunchOptions{}))
+	if wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "RenderDocument"), ","); en != nil || len(dis) != 1 || dis[0] != wantDis {
+		t.Errorf("no user lists: got --enable-features %q, --disable-features %q, want none and %q", en, dis, wantDis)
 	}
-	en, dis := lists(LaunchArgs(bin, LaunchOptions{ExtraArgs: []string{"--disable-features=IsolateOrigins,site-per-process", "--enable-features=Mine"}}))
-	wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "IsolateOrigins", "site-per-process"), ",")
+	en, dis = lists(LaunchArgs(bin, LaunchOptions{ExtraArgs: []string{"--disable-features=IsolateOrigins,site-per-process", "--enable-features=Mine"}}))
+	wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "RenderDocument", "IsolateOrigins", "site-per-process"), ",")
 	if len(dis) != 1 || dis[0] != wantDis {
 		t.Errorf("--disable-features = %q, want one list %q", dis, wantDis)
 	}

@@ -38,8 +38,8 @@ type LaunchOptions struct {
 
 // LaunchArgs is the browser command line for bin (without the flags
 // Playwright adds itself): the closed-network flags, --no-sandbox when
-// asked, --disable-blink-features=AutomationControlled (every engine), the
-// stealth flags for a CloakBrowser binary, the window, then the extra args.
+// asked, --disable-blink-features=AutomationControlled and
+// --disable-features=RenderDocument (every engine), the stealth flags for a CloakBrowser binary, the window, then the extra args.
 // A later --flag replaces an earlier one of the same name, except the
 // feature lists, which are merged (DedupeArgs). Extra args keep
 // pages off the internal DevTools ports: those ports are taken out of an
@@ -50,7 +50,7 @@ func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 	if o.NoSandbox {
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args, automationArg)
+	args = append(args, automationArg, renderDocumentArg)
 	args = append(args, StealthArgs(bin, o.FingerprintSeed, "")...)
 	if o.Window != nil {
 		args = append(args, WindowArgs(bin, *o.Window, o.Headless)...)
