@@ -27,13 +27,13 @@ import (
 // carries the origin "eval at evaluate (…)" in a stack the page reads: a
 // tell no wrapper of the source can remove (detached, trampoline.go, takes
 // away the frames Playwright calls it from, not that origin). Here the
-// source is compiled by the DevTools protocol itself (Runtime.evaluate for
-// the page, Runtime.callFunctionOn on the element for an element), which
-// gives its frames no eval origin, no sourceURL and no name of ours, and
-// the result is read by a serializer of ours (evalvalue.js) in the shape
-// Playwright's takes, so the answer is the same. Nothing is added to the
-// page's world: the function and its result are held by the session as
-// remote objects of a group that is released after the call.
+// source is compiled by the DevTools protocol itself
+// (Runtime.callFunctionOn, on the element for an element), which gives its
+// frames no eval origin, no sourceURL and no name of ours, and the result
+// is read by a serializer of ours (evalvalue.js) in the shape Playwright's
+// takes, so the answer is the same. Nothing is added to the page's world:
+// the function, the holder of its promise and its result are held by the
+// session as remote objects of a group that is released after the call.
 //
 // Where this cannot run the call goes the old way, Playwright's evaluate
 // with the detached wrapper: a source that is not one expression (a

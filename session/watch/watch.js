@@ -321,7 +321,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
   // state is what a base keeps of the page, from a scan. What :hover rules
   // show is read only while something is under the pointer: with nothing
-  // under it (as after every navigation, until an action points) it is left
+  // under it (as after a navigation to a new frame host, until an action
+  // points; a same-site navigation keeps the pointer where it was) it is left
   // undefined, and a later read that finds something under the pointer
   // tells it with unhovered. Reading the rules is most of a first read on
   // a page of large style sheets (12,000 rules: 70-110 ms, making their
