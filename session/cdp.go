@@ -367,7 +367,7 @@ func pageTargetID(ctx context.Context, bc playwright.BrowserContext, p playwrigh
 	case a := <-ch:
 		return a.id, a.err
 	case <-ctx.Done():
-		return "", fmt.Errorf("no answer within %s: %w", internalPortWait, ctx.Err())
+		return "", fmt.Errorf("no answer: %w", ctx.Err())
 	}
 }
 

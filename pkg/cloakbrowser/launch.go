@@ -39,7 +39,8 @@ type LaunchOptions struct {
 // LaunchArgs is the browser command line for bin (without the flags
 // Playwright adds itself): the closed-network flags, --no-sandbox when
 // asked, --disable-blink-features=AutomationControlled and
-// --disable-features=RenderDocument (every engine), the stealth flags for a CloakBrowser binary, the window, then the extra args.
+// --disable-features=RenderDocument (every engine), the stealth flags for
+// a CloakBrowser binary, the window, then the extra args.
 // A later --flag replaces an earlier one of the same name, except the
 // feature lists, which are merged (DedupeArgs). Extra args keep
 // pages off the internal DevTools ports: those ports are taken out of an
