@@ -334,41 +334,56 @@ func awaitInternalPort(ctx context.Context, bc playwright.BrowserContext, port i
 	}
 }
 
-// pageTargetID reads p's target id over a CDP session of its own, bounded
-// by ctx: the driver answers a command of a page's session only when the
-// browser does (see session/page's sendCDP), so the calls run on a
-// goroutine the wait does not depend on.
-func pageTargetID(ctx context.Context, bc playwright.BrowserContext, p playwright.Page) (string, error) {
+// bounded runs fn on a goroutine of its own and returns its result, or
+// ctx's cause once ctx ends first. For calls to the driver with no deadline
+// of their own: the driver answers a command of a page's or the browser's
+// CDP session only when the browser does (see session/page's sendCDP), so
+// such a goroutine may stay behind; the caller does not wait for it.
+func bounded[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	type answer struct {
-		id  string
+		v   T
 		err error
 	}
 	ch := make(chan answer, 1)
 	go func() {
+		v, err := fn()
+		ch <- answer{v, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.v, a.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Cause(ctx)
+	}
+}
+
+// pageTargetID reads p's target id over a CDP session of its own, bounded
+// by ctx.
+func pageTargetID(ctx context.Context, bc playwright.BrowserContext, p playwright.Page) (string, error) {
+	id, err := bounded(ctx, func() (string, error) {
 		sess, err := bc.NewCDPSession(p)
 		if err != nil {
-			ch <- answer{err: err}
-			return
+			return "", err
 		}
 		res, err := sess.Send("Target.getTargetInfo", nil)
+		// Detached on a goroutine of its own: the answer does not wait
+		// for it.
+		go func() { _ = sess.Detach() }()
 		if err != nil {
-			ch <- answer{err: err}
-			return
+			return "", err
 		}
 		info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
 		id, _ := info["targetId"].(string)
 		if !validTargetID(id) {
-			err = fmt.Errorf("Target.getTargetInfo gave target id %q", id)
+			return "", fmt.Errorf("Target.getTargetInfo gave target id %q", id)
 		}
-		ch <- answer{id: id, err: err}
-		_ = sess.Detach()
-	}()
-	select {
-	case a := <-ch:
-		return a.id, a.err
-	case <-ctx.Done():
-		return "", fmt.Errorf("no answer: %w", ctx.Err())
+		return id, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return "", fmt.Errorf("no answer: %w", err)
 	}
+	return id, err
 }
 
 // publish proves that g's internal endpoint is g's browser and only then

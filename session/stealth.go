@@ -177,16 +177,12 @@ func uaKey(bin cloakbrowser.BinaryInfo, channel string, args []string) string {
 // browserUserAgent reads the user agent br sends by default, within ctx
 // and 15 s.
 func browserUserAgent(ctx context.Context, br playwright.Browser) (string, error) {
-	type answer struct {
-		ua  string
-		err error
-	}
-	ch := make(chan answer, 1)
-	go func() {
+	ctx, cancel := context.WithTimeoutCause(ctx, 15*time.Second, errors.New("Browser.getVersion did not answer within 15s"))
+	defer cancel()
+	return bounded(ctx, func() (string, error) {
 		s, err := br.NewBrowserCDPSession()
 		if err != nil {
-			ch <- answer{err: err}
-			return
+			return "", err
 		}
 		// Not detached: the session goes with the browser, and a Detach
 		// sent as the browser closes (a session of a few seconds) would
@@ -194,26 +190,15 @@ func browserUserAgent(ctx context.Context, br playwright.Browser) (string, error
 		// pending calls), leaving this goroutine behind.
 		v, err := s.Send("Browser.getVersion", nil)
 		if err != nil {
-			ch <- answer{err: err}
-			return
+			return "", err
 		}
 		m, _ := v.(map[string]any)
 		ua, _ := m["userAgent"].(string)
 		if ua == "" {
-			err = errors.New("Browser.getVersion gave no user agent")
+			return "", errors.New("Browser.getVersion gave no user agent")
 		}
-		ch <- answer{ua: ua, err: err}
-	}()
-	t := time.NewTimer(15 * time.Second)
-	defer t.Stop()
-	select {
-	case a := <-ch:
-		return a.ua, a.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-t.C:
-		return "", errors.New("Browser.getVersion did not answer within 15s")
-	}
+		return ua, nil
+	})
 }
 
 // headfulUserAgent is the headed user agent of a browser just launched,

@@ -783,7 +783,8 @@ func TestWatchAsksForLabelsAheadOfAWalk(t *testing.T) {
 }
 
 // TestWatchSeesWhatAnUnhoveredRuleHid: a base taken with nothing under the
-// pointer (after a navigation) does not read the :hover rules; when an
+// pointer (a fresh tab's first page, or a page of another site) does not
+// read the :hover rules; when an
 // action then points at something, a rule whose selector negates :hover
 // (what it hid while nothing was hovered shows now) makes the next snapshot
 // a new one that shows it, and one whose selectors all need an element
@@ -805,9 +806,7 @@ func TestWatchSeesWhatAnUnhoveredRuleHid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tab.Act(ctx, el.Click(page.ClickOptions{})); err != nil {
-			t.Fatal(err)
-		}
+		act(ctx, t, tab, el.Click(page.ClickOptions{}))
 	}
 	onPage(t, s, url+"/negated", func(ctx context.Context, tab *page.Tab) {
 		first := aiSnapshot(ctx, t, tab)

@@ -79,13 +79,19 @@ func (t *Tab) evalGroup() (group string, release func()) {
 // function's this is the page's global object, which an arrow function
 // in fn sees), and keeps the promise of its awaited value in the holder h.
 func pageCall(fn string) string {
-	return "function (h) { return h.p = (function () { return (async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(undefined) : await f; })(); })(); }"
+	return "function (h) { return h.p = (function () { return " + awaitedCall(fn, "undefined") + "; })(); }"
 }
 
 // elementCall is the element's form of fn, called on the element (this):
 // fn(element, undefined), awaited; its promise is kept in the holder h.
 func elementCall(fn string) string {
-	return "function (h) { return h.p = (async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(this, undefined) : await f; })(); }"
+	return "function (h) { return h.p = " + awaitedCall(fn, "this, undefined") + "; }"
+}
+
+// awaitedCall is the promise of fn's awaited value: fn called with args
+// when it is a function, else fn itself (a value or a promise).
+func awaitedCall(fn, args string) string {
+	return "(async () => { const f = (\n" + fn + "\n); return typeof f === 'function' ? await f(" + args + ") : await f; })()"
 }
 
 // holderExpr makes the holder of a call's promise: an object of the main

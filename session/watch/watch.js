@@ -124,8 +124,9 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // once the page has made no change for primeQuiet ms, the watch asks
   // them itself, so a snapshot that comes later finds them answered. Only
   // where those passes cost more than about 13 ms (controls × elements ≥
-  // primeMin; a pass took about 13 ns a node on the table), at most once per read, and not once a read came (its
-  // snapshot walks now); it tells the server how many controls it asked.
+  // primeMin; a pass took about 13 ns a node on the table), at most once
+  // per read, and not once a read came (its snapshot walks now); it tells
+  // the server how many controls it asked.
   // Reading labels changes nothing; its waits are scheduler.postTask
   // delays: no timer id a page could miss among its own.
   const primeQuiet = 40, primeMin = 1e6, labelable = 'button,input:not([type=hidden]),meter,output,progress,select,textarea';
