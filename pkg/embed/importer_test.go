@@ -72,16 +72,14 @@ func TestFreshImporterModuleGraph(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/importer\n\ngo 1.26\n\nrequire github.com/cloakmcp/cloakbrowser-mcp v0.0.0\n\nreplace github.com/cloakmcp/cloakbrowser-mcp => "+repo+"\n")
-	write("main_test.go", `package importer
+	write("main.go", `package main
 
 import (
-	"testing"
-
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/embed"
 	"github.com/cloakmcp/cloakbrowser-mcp/pkg/smoke"
 )
 
-func TestImports(t *testing.T) { _, _ = embed.Start, smoke.Run }
+func main() { _, _ = embed.Start, smoke.Run }
 `)
 	goCmd := func(args ...string) string {
 		t.Helper()
@@ -100,5 +98,8 @@ func TestImports(t *testing.T) { _, _ = embed.Start, smoke.Run }
 	if bad := forbidden(list); len(bad) > 0 {
 		t.Errorf("importing embed pulls build-tool modules (is go-task back in go.mod? it belongs in tools.mod):\n%s", strings.Join(bad, "\n"))
 	}
-	goCmd("vet", "./...") // the importer builds
+	// The importer builds (a build, not vet: vet would compute its facts
+	// for every package of the graph again, 9 s of a quiet machine against
+	// the build's 1.4 s, which finds the compiled packages in the cache).
+	goCmd("build", "-o", os.DevNull, ".")
 }
