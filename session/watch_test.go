@@ -528,6 +528,70 @@ func TestActOnARefThatWentDuringTheAction(t *testing.T) {
 	})
 }
 
+// TestRefsStandAfterTyping: typing into a field and ticking a box change
+// values, not what elements the page has, so the snapshot's refs still
+// stand after them: the next action on another ref of it is not looked up
+// first (as on an unchanged page), though a snapshot is walked anew to
+// show the values. A change to the page's elements (a line the typing
+// adds) ends that: the next ref is looked up, and one whose element went
+// is refused before any action.
+func TestRefsStandAfterTyping(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Typing</title>
+<label>Name <input id="name"></label> <label><input type="checkbox"> Agree</label>
+<label>Note <input id="note" oninput="if (this.value === 'add') { document.querySelector('#bye').remove(); document.body.append('Added') }"></label>
+<button id="bye">Bye</button> <button>Send</button>`})
+	const notLooked = `"message":"act: the ref's snapshot stands; not looked up"`
+	ref := func(text, role, name string) string {
+		t.Helper()
+		m := regexp.MustCompile(role + ` "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no ref for %s %q in:\n%s", role, name, text)
+		}
+		return m[1]
+	}
+	locate := func(ctx context.Context, tab *page.Tab, r string, lookedUp bool) *page.Element {
+		t.Helper()
+		before := strings.Count(log.String(), notLooked)
+		el, err := tab.LocateToAct(ctx, r)
+		if err != nil {
+			t.Fatalf("locate %s: %v", r, err)
+		}
+		if got := strings.Count(log.String(), notLooked) == before; got != lookedUp {
+			t.Fatalf("ref %s looked up first: %v, want %v", r, got, lookedUp)
+		}
+		return el
+	}
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		snap := aiSnapshot(ctx, t, tab)
+		act(ctx, t, tab, locate(ctx, tab, ref(snap.Text, "textbox", "Name"), false).Fill("Ada"))
+		act(ctx, t, tab, locate(ctx, tab, ref(snap.Text, "checkbox", "Agree"), false).Check())
+		locate(ctx, tab, ref(snap.Text, "button", "Send"), false)
+		again := aiSnapshot(ctx, t, tab)
+		if again == snap {
+			t.Fatal("the snapshot after typing was served, not walked")
+		}
+		wantLine(t, again.Text, `textbox "Name"`, "Ada")
+	})
+	// The tab's second page: Playwright prefixes the main frame's refs
+	// now (f1e3), which stand all the same.
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		snap := aiSnapshot(ctx, t, tab)
+		bye := ref(snap.Text, "button", "Bye")
+		if !strings.HasPrefix(bye, "f") {
+			t.Fatalf("the second page's ref %s has no frame prefix: this test no longer covers prefixed refs of the main frame", bye)
+		}
+		act(ctx, t, tab, locate(ctx, tab, ref(snap.Text, "textbox", "Note"), false).Fill("add"))
+		testtier.Eventually(t, 5*time.Second, "the watch to tell of the removal", func() bool {
+			_, err := tab.LocateToAct(ctx, bye)
+			return errors.Is(err, page.ErrUnknownRef)
+		})
+		locate(ctx, tab, ref(snap.Text, "button", "Send"), true)
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "Added")
+	})
+}
+
 // TestRefsOfTheWholeSnapshotOutliveAPartOne: an AI snapshot of one element
 // makes Playwright's ref map that element's. A ref of the page's whole
 // snapshot outside it still acts (the page is walked whole again first),
@@ -576,7 +640,7 @@ func TestRefsOfTheWholeSnapshotOutliveAPartOne(t *testing.T) {
 // buttonRef is the ref of the button named name in snapshot text.
 func buttonRef(t *testing.T, text, name string) string {
 	t.Helper()
-	m := regexp.MustCompile(`button "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=(e\d+)\]`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`button "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("no ref for button %q in:\n%s", name, text)
 	}

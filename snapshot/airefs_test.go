@@ -35,3 +35,38 @@ func TestAIRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestAIRefsOfALaterPage: on a tab's later page Playwright prefixes the main
+// frame's refs too (f2e1); they are the main frame's all the same, and a
+// frame inside it has a prefix of its own.
+func TestAIRefsOfALaterPage(t *testing.T) {
+	text := `- generic [active] [ref=f2e1]:
+  - button "Send" [ref=f2e2]
+  - iframe [ref=f2e3]:
+    - button "Send" [ref=f3e2]
+`
+	tree, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := AIRefs(tree)
+	want := map[string]RoleRef{
+		"f2e1": {Role: "generic"},
+		"f2e2": {Role: "button", Name: "Send"},
+		"f2e3": {Role: "iframe"},
+		"f3e2": {Role: "button", Name: "Send", FrameID: "f3"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d refs %v, want %d", len(got), got, len(want))
+	}
+	for ref, w := range want {
+		if got[ref] != w {
+			t.Errorf("%s = %+v, want %+v", ref, got[ref], w)
+		}
+	}
+	for in, want := range map[string]string{text: "f2", "- button \"A\" [ref=e4]": "", "- text: none": "", "- button [ref=f12e1] [cursor=pointer]": "f12"} {
+		if got := MainFrame(in); got != want {
+			t.Errorf("MainFrame(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

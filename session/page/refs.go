@@ -284,11 +284,11 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 }
 
 // knownSelector is the selector kept for ref, "" if none, and the aiSeq of
-// the tab's last AI snapshot when ref is one of its refs on a page the watch
-// has told of no change since (0 otherwise: a selector resolved now is not
-// kept).
+// the tab's last AI snapshot when ref is one of its refs and they stand
+// (refsStand: the watch has told of no change since but values and focus;
+// 0 otherwise: a selector resolved now is not kept).
 func (t *Tab) knownSelector(ref string) (string, uint64) {
-	if snapshot.ClassifyRef(ref) != snapshot.RefAI || !t.unchangedSinceSnapshot() {
+	if snapshot.ClassifyRef(ref) != snapshot.RefAI || !t.refsStand() {
 		return "", 0
 	}
 	t.mu.Lock()
@@ -297,10 +297,9 @@ func (t *Tab) knownSelector(ref string) (string, uint64) {
 }
 
 // keepSelector keeps sel as ref's selector if the snapshot of aiSeq seq
-// (knownSelector's) is still the tab's last and the page has not changed
-// since.
+// (knownSelector's) is still the tab's last and its refs still stand.
 func (t *Tab) keepSelector(ref, sel string, seq uint64) {
-	if seq == 0 || !t.unchangedSinceSnapshot() {
+	if seq == 0 || !t.refsStand() {
 		return
 	}
 	t.mu.Lock()
@@ -329,7 +328,7 @@ func (t *Tab) tookPartialAI() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.refs.partialAI = true
-	t.snapBase, t.settled = 0, nil
+	t.snapBase, t.refsBase, t.settled = 0, 0, nil
 }
 
 // refGone is the error for an AI ref that names nothing on the tab.
@@ -345,24 +344,30 @@ func (t *Tab) refGone(ref string) error {
 
 // LocateToAct is Locate for the element an action is about to act on. A
 // ref of the main frame in the tab's last snapshot, on a page the watch
-// has told of no change since that snapshot (unchangedSinceSnapshot), is
-// not looked up first: its element is still in the page, and the action
+// has told of no change since that snapshot but values and focus
+// (refsStand), is not looked up first: its element is still in the page, and the action
 // finds it a round trip sooner. A change whose tell was still on its way
 // can have taken it: when the action then times out waiting for it, Act
 // looks the ref up and says it went (gone).
 func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) {
 	ref := strings.TrimSpace(target)
-	if snapshot.ClassifyRef(ref) != snapshot.RefAI || !strings.HasPrefix(ref, "e") {
+	if snapshot.ClassifyRef(ref) != snapshot.RefAI {
 		return t.Locate(ctx, target)
 	}
-	// unchangedSinceSnapshot implies the tab took that snapshot itself
+	// The main frame's refs: e12 on a tab's first page, f3e12 on a later
+	// one (snapshot.MainFrame).
+	if s := t.LastSnapshot(); s == nil || snapshot.RefFrame(ref) != snapshot.MainFrame(s.Text) {
+		return t.Locate(ctx, target)
+	}
+	// refsStand implies the tab took that snapshot itself
 	// (ownAI) and of the whole page (not partialAI).
-	if !t.hasRef(ref) || !t.unchangedSinceSnapshot() {
+	if !t.hasRef(ref) || !t.refsStand() {
 		return t.Locate(ctx, target)
 	}
 	if err := t.refElsewhere(snapshot.RefAI, ref); err != nil {
 		return nil, err
 	}
+	t.c.env.Log.Debug().Int("tab", t.ID).Str("ref", ref).Msg("act: the ref's snapshot stands; not looked up")
 	return &Element{tab: t, loc: t.p.Locator("aria-ref=" + ref), Target: ref, unchecked: true}, nil
 }
 

@@ -138,14 +138,14 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		case s == nil || r.nav != t.lastNav:
 		case r.SameAs(t.snapBase) && !t.snapMarksOff:
 			// Nothing changed since the last snapshot: it is the answer.
-			t.snapBase = r.NewBase
+			t.snapBase, t.refsBase = r.NewBase, r.NewBase
 			t.mu.Unlock()
 			return s, nil
 		case settled && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
 			// off, so it is not served as a page snapshot again.
-			t.snapBase = r.NewBase
+			t.snapBase, t.refsBase = r.NewBase, r.NewBase
 			t.snapMarksOff = r.Focus || t.snapMarksOff
 			t.mu.Unlock()
 			return s, nil
@@ -199,7 +199,9 @@ func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why s
 		case <-wctx.Done():
 		}
 	})
+	w0 := time.Now()
 	text, pending, err := t.walk(wctx, o, false)
+	walkMS := time.Since(w0).Milliseconds()
 	if err != nil {
 		if hung.Load() {
 			t.markBusy()
@@ -208,7 +210,7 @@ func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why s
 		return nil, err
 	}
 	t.noteToldTitle(base, start)
-	t.c.env.Log.Debug().Int("tab", t.ID).Str("why", why).Msg("snapshot: walked without a read first")
+	t.c.env.Log.Debug().Int("tab", t.ID).Str("why", why).Int64("walk_ms", walkMS).Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked without a read first")
 	return t.keepSnapshot(ctx, text, pending, true, base), nil
 }
 
@@ -261,7 +263,7 @@ func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole 
 		return s
 	}
 	t.snap = s
-	t.snapBase, t.snapMarksOff = base, false
+	t.snapBase, t.refsBase, t.snapMarksOff = base, base, false
 	t.refs.ownAI, t.refs.partialAI = true, false
 	t.refs.aiSeq, t.refs.sels = t.c.refs.next(), nil
 	t.mu.Unlock()

@@ -153,6 +153,13 @@ type Tab struct {
 	lastTell        watch.Tell   // the newest tell (its Title kept as told since)
 	toldNew         bool         // lastTell came after the last read and no walk used it yet
 
+	// refsBase is the watch base as of which snap's refs, and the
+	// selectors kept for them, stand: snapBase, or a base a later read
+	// marked that found nothing but values and focus changed since (0:
+	// none). A value typed or a box ticked since is not in snap as it
+	// shows, but every element of snap is still in the page.
+	refsBase int
+
 	seen seen // what the agent was shown (seen.go)
 
 	wm webmcpState // the page's WebMCP tools (webmcp.go)
@@ -413,7 +420,7 @@ func (t *Tab) wireNavigation() {
 			t.busyAt = time.Time{}
 		}
 		// The last snapshot's watch base was in the old document.
-		t.snapBase, t.settled, t.lastMark, t.lastTell, t.toldNew = 0, nil, 0, watch.Tell{}, false
+		t.snapBase, t.refsBase, t.settled, t.lastMark, t.lastTell, t.toldNew = 0, 0, nil, 0, watch.Tell{}, false
 	})
 }
 

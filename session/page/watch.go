@@ -86,7 +86,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 		}
 		t.mu.Unlock()
 		if mark {
-			t.markRead(cid, r.NewBase)
+			t.markRead(cid, r)
 		}
 		return &watchRead{Read: r, nav: nav}, nil
 	}
@@ -205,7 +205,7 @@ func (t *Tab) forgetWatchContext(cid int) {
 // so the next snapshot is taken afresh.
 func (t *Tab) invalidateWatch() {
 	t.mu.Lock()
-	t.snapBase = 0
+	t.snapBase, t.refsBase = 0, 0
 	t.settled = nil
 	t.mu.Unlock()
 }
@@ -256,7 +256,7 @@ func (t *Tab) OnlyTyped(text string) bool {
 		return false
 	}
 	t.settled = nil
-	t.snapBase, t.snapMarksOff = r.NewBase, true
+	t.snapBase, t.refsBase, t.snapMarksOff = r.NewBase, r.NewBase, true
 	return true
 }
 
@@ -344,15 +344,20 @@ func (t *Tab) hearTells(s playwright.CDPSession) {
 	})
 }
 
-// markRead notes the base a read of the watch in world cid marked: it
-// passes any tell heard before it.
-func (t *Tab) markRead(cid, base int) {
+// markRead notes the base a read r of the watch in world cid marked: it
+// passes any tell heard before it. When r found nothing changed since the
+// base the last snapshot's refs stand at but values and focus (typing,
+// ticking a box), they stand at r's base too.
+func (t *Tab) markRead(cid int, r *watch.Read) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if cid != t.watchCtx || base <= t.lastMark {
+	if cid != t.watchCtx || r.NewBase <= t.lastMark {
 		return
 	}
-	t.toldNew, t.lastMark = false, base
+	if t.refsBase != 0 && t.refsBase == t.lastMark && r.QuietSince(t.refsBase) {
+		t.refsBase = r.NewBase
+	}
+	t.toldNew, t.lastMark = false, r.NewBase
 }
 
 // toldChange returns the base the watch marked as the page changed after
@@ -395,13 +400,13 @@ func (t *Tab) noteToldTitle(base int, since time.Time) {
 	}
 }
 
-// unchangedSinceSnapshot reports whether, as far as the watch has told,
-// the page has not changed since its last snapshot: the snapshot's base is
-// still the newest one (a tell marks a newer one). A change whose tell is
-// still on its way is not known yet.
-func (t *Tab) unchangedSinceSnapshot() bool {
+// refsStand reports whether, as far as the watch has told, the elements of
+// the tab's last snapshot are all still in the page as it showed them: the
+// base its refs stand at (refsBase) is still the newest one (a tell marks
+// a newer one). A change whose tell is still on its way is not known yet.
+func (t *Tab) refsStand() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.watchable() && t.snap != nil && t.snapBase != 0 && t.lastMark == t.snapBase &&
+	return t.watchable() && t.snap != nil && t.refsBase != 0 && t.lastMark == t.refsBase &&
 		t.snap.doc == t.docNav && t.watchDoc == t.docNav
 }
