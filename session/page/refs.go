@@ -345,10 +345,10 @@ func (t *Tab) refGone(ref string) error {
 // LocateToAct is Locate for the element an action is about to act on. A
 // ref of the main frame in the tab's last snapshot, on a page the watch
 // has told of no change since that snapshot but values and focus
-// (refsStand), is not looked up first: its element is still in the page, and the action
-// finds it a round trip sooner. A change whose tell was still on its way
-// can have taken it: when the action then times out waiting for it, Act
-// looks the ref up and says it went (gone).
+// (refsStand), is not looked up first: its element is still in the page,
+// and the action finds it a round trip sooner. A change whose tell was
+// still on its way can have taken it: when the action then times out
+// waiting for it, Act looks the ref up and says it went (gone).
 func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) {
 	ref := strings.TrimSpace(target)
 	if snapshot.ClassifyRef(ref) != snapshot.RefAI {
