@@ -592,6 +592,51 @@ func TestRefsStandAfterTyping(t *testing.T) {
 	})
 }
 
+// TestKeptSelectorsFollowNames: a value typed into a field inside a
+// checkbox's label is part of the checkbox's name, so the selector kept
+// for the checkbox's ref (for the code an action prints, and recordings)
+// is resolved again after the typing, though the refs still stand.
+func TestKeptSelectorsFollowNames(t *testing.T) {
+	s := newContextSession(t)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Names</title>
+<label><input type="checkbox"> Remind me in <input type="text" value="5" aria-label="Days"> days</label>`})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		snap := aiSnapshot(ctx, t, tab)
+		m := regexp.MustCompile(`checkbox "([^"]*)" \[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(snap.Text)
+		if m == nil || !strings.Contains(m[1], "5 days") {
+			t.Fatalf("the checkbox is not named with the field's value: this test no longer covers it:\n%s", snap.Text)
+		}
+		box := m[2]
+		selector := func() string {
+			t.Helper()
+			el, err := tab.LocateToAct(ctx, box)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, err := el.Selector(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sel
+		}
+		if sel := selector(); !strings.Contains(sel, "5 days") {
+			t.Fatalf("the checkbox's selector does not name it: this test no longer covers kept selectors: %s", sel)
+		}
+		days := regexp.MustCompile(`textbox "Days" \[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(snap.Text)
+		if days == nil {
+			t.Fatalf("no ref for the Days field in:\n%s", snap.Text)
+		}
+		el, err := tab.LocateToAct(ctx, days[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		act(ctx, t, tab, el.Fill("10"))
+		if sel := selector(); strings.Contains(sel, "5 days") || !strings.Contains(sel, "10 days") {
+			t.Errorf("after typing 10, the checkbox's selector is %s, want one with its new name", sel)
+		}
+	})
+}
+
 // TestRefsOfTheWholeSnapshotOutliveAPartOne: an AI snapshot of one element
 // makes Playwright's ref map that element's. A ref of the page's whole
 // snapshot outside it still acts (the page is walked whole again first),

@@ -153,11 +153,12 @@ type Tab struct {
 	lastTell        watch.Tell   // the newest tell (its Title kept as told since)
 	toldNew         bool         // lastTell came after the last read and no walk used it yet
 
-	// refsBase is the watch base as of which snap's refs, and the
-	// selectors kept for them, stand: snapBase, or a base a later read
-	// marked that found nothing but values and focus changed since (0:
-	// none). A value typed or a box ticked since is not in snap as it
-	// shows, but every element of snap is still in the page.
+	// refsBase is the watch base as of which snap's refs stand: snapBase,
+	// or a base a later read marked that found nothing but values and
+	// focus changed since (0: none). A value typed or a box ticked since
+	// is not in snap as it shows, but every element of snap is still in
+	// the page. The selectors kept for the refs stand while it does, and
+	// no value changed (markRead).
 	refsBase int
 
 	seen seen // what the agent was shown (seen.go)

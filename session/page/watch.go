@@ -347,7 +347,9 @@ func (t *Tab) hearTells(s playwright.CDPSession) {
 // markRead notes the base a read r of the watch in world cid marked: it
 // passes any tell heard before it. When r found nothing changed since the
 // base the last snapshot's refs stand at but values and focus (typing,
-// ticking a box), they stand at r's base too.
+// ticking a box), they stand at r's base too; but a value can be part of
+// another element's name (a field inside a checkbox's label), so the
+// selectors kept for them are resolved again.
 func (t *Tab) markRead(cid int, r *watch.Read) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -356,6 +358,9 @@ func (t *Tab) markRead(cid int, r *watch.Read) {
 	}
 	if t.refsBase != 0 && t.refsBase == t.lastMark && r.QuietSince(t.refsBase) {
 		t.refsBase = r.NewBase
+		if r.Controls > 0 {
+			t.refs.sels = nil
+		}
 	}
 	t.toldNew, t.lastMark = false, r.NewBase
 }
