@@ -543,14 +543,7 @@ func TestRefsStandAfterTyping(t *testing.T) {
 <label>Note <input id="note" oninput="if (this.value === 'add') { document.querySelector('#bye').remove(); document.body.append('Added') }"></label>
 <button id="bye">Bye</button> <button>Send</button>`})
 	const notLooked = `"message":"act: the ref's snapshot stands; not looked up"`
-	ref := func(text, role, name string) string {
-		t.Helper()
-		m := regexp.MustCompile(role + ` "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("no ref for %s %q in:\n%s", role, name, text)
-		}
-		return m[1]
-	}
+	ref := func(text, role, name string) string { t.Helper(); return refOf(t, text, role, name) }
 	locate := func(ctx context.Context, tab *page.Tab, r string, lookedUp bool) *page.Element {
 		t.Helper()
 		before := strings.Count(log.String(), notLooked)
@@ -607,31 +600,15 @@ func TestKeptSelectorsFollowNames(t *testing.T) {
 			t.Fatalf("the checkbox is not named with the field's value: this test no longer covers it:\n%s", snap.Text)
 		}
 		box := m[2]
-		selector := func() string {
-			t.Helper()
-			el, err := tab.LocateToAct(ctx, box)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sel, err := el.Selector(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return sel
-		}
-		if sel := selector(); !strings.Contains(sel, "5 days") {
+		if sel := selectorOf(ctx, t, tab, box); !strings.Contains(sel, "5 days") {
 			t.Fatalf("the checkbox's selector does not name it: this test no longer covers kept selectors: %s", sel)
 		}
-		days := regexp.MustCompile(`textbox "Days" \[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(snap.Text)
-		if days == nil {
-			t.Fatalf("no ref for the Days field in:\n%s", snap.Text)
-		}
-		el, err := tab.LocateToAct(ctx, days[1])
+		el, err := tab.LocateToAct(ctx, refOf(t, snap.Text, "textbox", "Days"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		act(ctx, t, tab, el.Fill("10"))
-		if sel := selector(); strings.Contains(sel, "5 days") || !strings.Contains(sel, "10 days") {
+		if sel := selectorOf(ctx, t, tab, box); strings.Contains(sel, "5 days") || !strings.Contains(sel, "10 days") {
 			t.Errorf("after typing 10, the checkbox's selector is %s, want one with its new name", sel)
 		}
 	})
@@ -685,11 +662,33 @@ func TestRefsOfTheWholeSnapshotOutliveAPartOne(t *testing.T) {
 // buttonRef is the ref of the button named name in snapshot text.
 func buttonRef(t *testing.T, text, name string) string {
 	t.Helper()
-	m := regexp.MustCompile(`button "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(text)
+	return refOf(t, text, "button", name)
+}
+
+// refOf is the ref of the element of role named name in snapshot text (a
+// main frame's ref of a tab's later page too: f1e3).
+func refOf(t *testing.T, text, role, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(role + ` "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatalf("no ref for button %q in:\n%s", name, text)
+		t.Fatalf("no ref for %s %q in:\n%s", role, name, text)
 	}
 	return m[1]
+}
+
+// selectorOf is the selector of the element ref names on tab, through the
+// path an action takes (LocateToAct, then its selector for the code).
+func selectorOf(ctx context.Context, t *testing.T, tab *page.Tab, ref string) string {
+	t.Helper()
+	el, err := tab.LocateToAct(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := el.Selector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
 }
 
 // TestSnapshotAfterAScriptWalksAtOnce: after a script of the agent's the
@@ -773,22 +772,8 @@ func TestARefsSelectorStandsWhileThePageDoes(t *testing.T) {
 <button onclick="const i = document.createElement('input'); i.setAttribute('aria-label', 'Name'); document.body.append(i)">Add another</button>`})
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		snap := aiSnapshot(ctx, t, tab)
-		m := regexp.MustCompile(`textbox "Name"[^\n]*\[ref=(e\d+)\]`).FindStringSubmatch(snap.Text)
-		if m == nil {
-			t.Fatalf("no textbox in:\n%s", snap.Text)
-		}
-		selector := func() string {
-			t.Helper()
-			el, err := tab.LocateToAct(ctx, m[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			sel, err := el.Selector(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return sel
-		}
+		name := refOf(t, snap.Text, "textbox", "Name")
+		selector := func() string { t.Helper(); return selectorOf(ctx, t, tab, name) }
 		const one = `internal:role=textbox[name="Name"i]`
 		for i := range 2 {
 			if sel := selector(); sel != one {
@@ -869,11 +854,7 @@ func TestWatchAsksForLabelsAheadOfAWalk(t *testing.T) {
 		before := strings.Count(log.String(), asked)
 		for try := 1; ; try++ {
 			changes.Store(int32(try))
-			deadline := time.Now().Add(5 * time.Second)
-			for strings.Count(log.String(), asked) == before && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if strings.Count(log.String(), asked) > before {
+			if testtier.Within(5*time.Second, func() bool { return strings.Count(log.String(), asked) > before }) {
 				break
 			}
 			if try == 3 {

@@ -12,15 +12,9 @@ import "strings"
 func AIRefs(t *Tree) map[string]RoleRef {
 	out := map[string]RoleRef{}
 	seen := map[RoleRef]int{}
-	main, first := "", true
+	main := t.MainFrame()
 	t.Walk(func(n *Node, _ int) bool {
-		if n.Kind != KindElement || n.Ref == "" {
-			return true
-		}
-		if first {
-			main, first = RefFrame(n.Ref), false
-		}
-		if n.Role == "" || n.Regex {
+		if n.Kind != KindElement || n.Ref == "" || n.Role == "" || n.Regex {
 			return true
 		}
 		frame := RefFrame(n.Ref)
@@ -47,18 +41,17 @@ func RefFrame(ref string) string {
 	return ""
 }
 
-// MainFrame is the frame prefix of the main frame's refs in an AI snapshot's
-// text: that of its first ref (a node of the page comes before any frame's
-// content). Playwright numbers the main frame as any other once its first
-// document is gone: a tab's second page has refs f1e1, f1e2, ….
-func MainFrame(text string) string {
-	i := strings.Index(text, "[ref=")
-	if i < 0 {
-		return ""
-	}
-	ref := text[i+len("[ref="):]
-	if j := strings.IndexByte(ref, ']'); j >= 0 {
-		ref = ref[:j]
-	}
-	return RefFrame(ref)
+// MainFrame is the frame prefix of the main frame's refs in an AI
+// snapshot: that of its first ref (a node of the page comes before any
+// frame's content). Playwright numbers the main frame as any other once its
+// first document is gone: a tab's second page has refs f1e1, f1e2, ….
+func (t *Tree) MainFrame() string {
+	main, found := "", false
+	t.Walk(func(n *Node, _ int) bool {
+		if !found && n.Kind == KindElement && n.Ref != "" {
+			main, found = RefFrame(n.Ref), true
+		}
+		return !found
+	})
+	return main
 }

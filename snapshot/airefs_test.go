@@ -26,14 +26,7 @@ func TestAIRefs(t *testing.T) {
 		"f1e2": {Role: "button", Name: "Send", FrameID: "f1"},
 		"f1e3": {Role: "button", Name: "Send", Nth: 1, FrameID: "f1"},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d refs %v, want %d", len(got), got, len(want))
-	}
-	for ref, w := range want {
-		if got[ref] != w {
-			t.Errorf("%s = %+v, want %+v", ref, got[ref], w)
-		}
-	}
+	wantAIRefs(t, got, want)
 }
 
 // TestAIRefsOfALaterPage: on a tab's later page Playwright prefixes the main
@@ -56,17 +49,27 @@ func TestAIRefsOfALaterPage(t *testing.T) {
 		"f2e3": {Role: "iframe"},
 		"f3e2": {Role: "button", Name: "Send", FrameID: "f3"},
 	}
+	wantAIRefs(t, got, want)
+	for in, want := range map[string]string{text: "f2", "- button \"A\" [ref=e4]": "", "- text: none": "", "- button [ref=f12e1] [cursor=pointer]": "f12"} {
+		tree, err := Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tree.MainFrame(); got != want {
+			t.Errorf("MainFrame of %q = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// wantAIRefs fails t unless got is want.
+func wantAIRefs(t *testing.T, got, want map[string]RoleRef) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d refs %v, want %d", len(got), got, len(want))
 	}
 	for ref, w := range want {
 		if got[ref] != w {
 			t.Errorf("%s = %+v, want %+v", ref, got[ref], w)
-		}
-	}
-	for in, want := range map[string]string{text: "f2", "- button \"A\" [ref=e4]": "", "- text: none": "", "- button [ref=f12e1] [cursor=pointer]": "f12"} {
-		if got := MainFrame(in); got != want {
-			t.Errorf("MainFrame(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -23,19 +23,28 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 // <within> waiting for <what>; last: <state>").
 func EventuallyState(t testing.TB, within time.Duration, what string, cond func() (ok bool, state string)) {
 	t.Helper()
+	var state string
+	if Within(within, func() (ok bool) { ok, state = cond(); return ok }) {
+		return
+	}
+	if state == "" {
+		t.Fatalf("timed out after %v waiting for %s", within, what)
+	} else {
+		t.Fatalf("timed out after %v waiting for %s; last: %s", within, what, state)
+	}
+}
+
+// Within polls cond every 10 ms until it holds or within has passed, and
+// reports whether it held: Eventually for a test that goes on either way.
+// cond is tried once even when within is 0.
+func Within(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for {
-		ok, state := cond()
-		if ok {
-			return
+		if cond() {
+			return true
 		}
 		if time.Now().After(deadline) {
-			if state == "" {
-				t.Fatalf("timed out after %v waiting for %s", within, what)
-			} else {
-				t.Fatalf("timed out after %v waiting for %s; last: %s", within, what, state)
-			}
-			return // a testing.TB whose Fatalf returns (this package's test)
+			return false
 		}
 		time.Sleep(pollEvery)
 	}

@@ -355,8 +355,12 @@ func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) 
 		return t.Locate(ctx, target)
 	}
 	// The main frame's refs: e12 on a tab's first page, f3e12 on a later
-	// one (snapshot.MainFrame).
-	if s := t.LastSnapshot(); s == nil || snapshot.RefFrame(ref) != snapshot.MainFrame(s.Text) {
+	// one (Tree.MainFrame; the tree was parsed as the snapshot was kept).
+	s := t.LastSnapshot()
+	if s == nil {
+		return t.Locate(ctx, target)
+	}
+	if tree, err := s.Tree(); err != nil || snapshot.RefFrame(ref) != tree.MainFrame() {
 		return t.Locate(ctx, target)
 	}
 	// refsStand implies the tab took that snapshot itself
