@@ -614,6 +614,58 @@ func TestKeptSelectorsFollowNames(t *testing.T) {
 	})
 }
 
+// TestAFieldKeepsItsSelectorAcrossItsOwnFill: a fill that changes nothing
+// but the field's value keeps the field's own selector (its value is never
+// part of its own name), not the selectors of others whose names hold it;
+// a fill whose field also changed another field keeps none.
+func TestAFieldKeepsItsSelectorAcrossItsOwnFill(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Fills</title>
+<label><input type="checkbox"> Remind me in <input type="text" value="5" aria-label="Days"> days</label>
+<input aria-label="Copy from" oninput="document.querySelector('#to').value = this.value"> <input id="to" aria-label="Copy to">`})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		snap := aiSnapshot(ctx, t, tab)
+		days, from := refOf(t, snap.Text, "textbox", "Days"), refOf(t, snap.Text, "textbox", "Copy from")
+		box := regexp.MustCompile(`checkbox "[^"]*" \[ref=((?:f\d+)?e\d+)\]`).FindStringSubmatch(snap.Text)
+		if box == nil {
+			t.Fatalf("no named checkbox:\n%s", snap.Text)
+		}
+		count := func(ref string) int {
+			n := 0
+			for l := range strings.SplitSeq(log.String(), "\n") {
+				if strings.Contains(l, `"message":"act: resolved the selector of a ref"`) && strings.Contains(l, `"ref":"`+ref+`"`) {
+					n++
+				}
+			}
+			return n
+		}
+		fill := func(ref, value string) {
+			t.Helper()
+			el, err := tab.LocateToAct(ctx, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			act(ctx, t, tab, el.Fill(value))
+		}
+		before := selectorOf(ctx, t, tab, days)
+		selectorOf(ctx, t, tab, box[1])
+		fill(days, "10")
+		if after := selectorOf(ctx, t, tab, days); after != before || count(days) != 1 {
+			t.Errorf("after a fill of the field alone its selector was resolved %d times (want 1, before the fill): %s, then %s", count(days), before, after)
+		}
+		if sel := selectorOf(ctx, t, tab, box[1]); count(box[1]) != 2 || !strings.Contains(sel, "10 days") {
+			t.Errorf("the checkbox's selector, whose name holds the field's value, was resolved %d times (want 2: once more after the fill): %s", count(box[1]), sel)
+		}
+		selectorOf(ctx, t, tab, from)
+		fill(from, "copied")
+		selectorOf(ctx, t, tab, from)
+		if n := count(from); n != 2 {
+			t.Errorf("a fill that changed another field too kept the field's selector (resolved %d times, want 2)", n)
+		}
+	})
+}
+
 // TestRefsOfTheWholeSnapshotOutliveAPartOne: an AI snapshot of one element
 // makes Playwright's ref map that element's. A ref of the page's whole
 // snapshot outside it still acts (the page is walked whole again first),

@@ -130,6 +130,7 @@ func (e *Element) Selector(ctx context.Context) (string, error) {
 	sel, err := e.resolveSelector(ctx)
 	if err == nil {
 		e.tab.keepSelector(e.Target, sel, seq)
+		e.tab.c.env.Log.Debug().Int("tab", e.tab.ID).Str("ref", e.Target).Msg("act: resolved the selector of a ref")
 	}
 	return sel, err
 }

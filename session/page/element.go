@@ -60,7 +60,10 @@ func (e *Element) Hover() Step {
 
 // Fill is the step that sets an input's value at once.
 func (e *Element) Fill(value string) Step {
-	return e.step("fill "+e.Target, func() error { return e.loc.Fill(value) })
+	return e.step("fill "+e.Target, func() error {
+		e.tab.noteFill(e.Target, value)
+		return e.loc.Fill(value)
+	})
 }
 
 // Type is the step that types text one key at a time. When the action

@@ -158,8 +158,13 @@ type Tab struct {
 	// focus changed since (0: none). A value typed or a box ticked since
 	// is not in snap as it shows, but every element of snap is still in
 	// the page. The selectors kept for the refs stand while it does, and
-	// no value changed (markRead).
+	// no value changed (markRead), but for a field's own after a fill of
+	// it (filled).
 	refsBase int
+
+	// filled is the ref a fill just set and the hash of the value it set
+	// (watch.ValueHash), until the next read of the watch (markRead).
+	filled struct{ ref, hash string }
 
 	seen seen // what the agent was shown (seen.go)
 

@@ -349,20 +349,35 @@ func (t *Tab) hearTells(s playwright.CDPSession) {
 // base the last snapshot's refs stand at but values and focus (typing,
 // ticking a box), they stand at r's base too; but a value can be part of
 // another element's name (a field inside a checkbox's label), so the
-// selectors kept for them are resolved again.
+// selectors kept for them are resolved again — all but the one of a field
+// a fill just set when its value is the one change (a field's own value is
+// never part of its own name: Playwright leaves it out, as accname does).
 func (t *Tab) markRead(cid int, r *watch.Read) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	filled := t.filled
+	t.filled.ref, t.filled.hash = "", ""
 	if cid != t.watchCtx || r.NewBase <= t.lastMark {
 		return
 	}
 	if t.refsBase != 0 && t.refsBase == t.lastMark && r.QuietSince(t.refsBase) {
 		t.refsBase = r.NewBase
 		if r.Controls > 0 {
+			sel, keep := t.refs.sels[filled.ref]
 			t.refs.sels = nil
+			if keep && r.Controls == 1 && r.Value != nil && *r.Value == filled.hash && (!r.Focus || r.ValueFoc) {
+				t.refs.sels = map[string]string{filled.ref: sel}
+			}
 		}
 	}
 	t.toldNew, t.lastMark = false, r.NewBase
+}
+
+// noteFill notes that a fill of ref to value begins (markRead).
+func (t *Tab) noteFill(ref, value string) {
+	t.mu.Lock()
+	t.filled.ref, t.filled.hash = ref, watch.ValueHash(value)
+	t.mu.Unlock()
 }
 
 // toldChange returns the base the watch marked as the page changed after
