@@ -711,6 +711,70 @@ func TestRefsOfTheWholeSnapshotOutliveAPartOne(t *testing.T) {
 	})
 }
 
+// TestAPartSnapshotLeavesTheWholeOneStanding: after an AI snapshot of part
+// of an unchanged page, the page's last whole snapshot stands: it is served
+// again, and a ref of it outside the part (in a shadow root too) acts with
+// no lookup and no walk, found by the ref Playwright's walk left on its
+// element. Once the page changed, an element it reused for other content
+// (a re-rendered list keeps its nodes) is not acted on: the ref is gone.
+func TestAPartSnapshotLeavesTheWholeOneStanding(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Parts</title>
+<section id="a"><h2>A</h2><button onclick="this.textContent = 'A pressed'">Press A</button></section>
+<section id="b"><button onclick="this.textContent = 'B pressed'">Press B</button><div id="host"></div>
+<ul><li><button onclick="document.title = 'deleted ' + this.textContent">Delete first</button></li></ul></section>
+<script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<button onclick="this.textContent = \'S pressed\'">Shadow</button>';</script>`})
+	const unchecked = `"part_since":true,"time"`
+	part := func(ctx context.Context, tab *page.Tab) {
+		t.Helper()
+		a, err := tab.Locate(ctx, "#a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, err := a.AISnapshot(ctx, page.SnapshotOptions{}); err != nil || !strings.Contains(text, "Press A") {
+			t.Fatalf("snapshot of #a: %v\n%s", err, text)
+		}
+	}
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		whole := aiSnapshot(ctx, t, tab)
+		part(ctx, tab)
+		if again := aiSnapshot(ctx, t, tab); again != whole {
+			t.Errorf("the whole snapshot of an unchanged page was walked again after a snapshot of a part")
+		}
+		for _, name := range []string{"Press B", "Shadow"} {
+			whole := aiSnapshot(ctx, t, tab) // after the last click
+			part(ctx, tab)
+			before := strings.Count(log.String(), unchecked)
+			el, err := tab.LocateToAct(ctx, buttonRef(t, whole.Text, name))
+			if err != nil {
+				t.Fatalf("locate %s after a snapshot of #a: %v", name, err)
+			}
+			if strings.Count(log.String(), unchecked) != before+1 {
+				t.Errorf("%s was looked up after a snapshot of a part of an unchanged page", name)
+			}
+			act(ctx, t, tab, el.Click(page.ClickOptions{}))
+		}
+		again := aiSnapshot(ctx, t, tab)
+		wantText(t, again.Text, "B pressed")
+		wantText(t, again.Text, "S pressed")
+
+		del := buttonRef(t, again.Text, "Delete first")
+		part(ctx, tab)
+		if _, err := tab.Evaluate(ctx, `() => { document.querySelector('li button').textContent = 'Delete second'; }`); err != nil {
+			t.Fatal(err)
+		}
+		if el, err := tab.LocateToAct(ctx, del); err == nil {
+			if err := tab.Act(ctx, el.Click(page.ClickOptions{})); err == nil {
+				t.Errorf("a ref whose element now shows other content was acted on")
+			}
+		}
+		if title, _ := tab.Evaluate(ctx, `() => document.title`); strings.HasPrefix(fmt.Sprint(title), "deleted") {
+			t.Errorf("the reused element was clicked: %v", title)
+		}
+	})
+}
+
 // buttonRef is the ref of the button named name in snapshot text.
 func buttonRef(t *testing.T, text, name string) string {
 	t.Helper()

@@ -305,6 +305,7 @@ func (e *Element) Evaluate(ctx context.Context, fn string, arg any) (any, error)
 func (e *Element) AISnapshot(ctx context.Context, o SnapshotOptions) (string, error) {
 	po := o.page(ctx)
 	opts := playwright.LocatorAriaSnapshotOptions{Mode: po.Mode, Timeout: po.Timeout, Depth: po.Depth, Boxes: po.Boxes}
-	defer e.tab.tookPartialAI()
+	base, _ := e.tab.partBase(ctx)
+	defer func() { e.tab.tookPartialAI(base) }()
 	return call(ctx, e.tab.c, "snapshot "+e.Target, stopOn{modal: e.tab}, func() (string, error) { return e.loc.AriaSnapshot(opts) })
 }

@@ -9,12 +9,29 @@
 // matches the root itself (the element a locator found) and sends it, in
 // an event named K, to the tab's isolated world (mainObject); not for an
 // element in a frame or a closed shadow root, where that world's listener
-// on the top document would not get it.
+// on the top document would not get it. "aref:R" matches the element under
+// the root to which Playwright's AI walks last gave ref R: its injected
+// script keeps {role, name, ref} on the element (_ariaRef, Playwright
+// 1.64) in this same world, and a walk of a part of the page leaves it on
+// the elements outside the part (refs.go: LocateToAct).
 ({
 	queryAll(root, body) {
 		const i = body.indexOf(':');
 		if (i < 0) return [];
 		const verb = body.slice(0, i), key = body.slice(i + 1);
+		if (verb === 'aref') {
+			const found = [];
+			const has = (e) => { const a = e._ariaRef; return !!a && a.ref === key; };
+			const visit = (r) => {
+				for (const e of r.querySelectorAll('*')) {
+					if (has(e)) found.push(e);
+					if (e.shadowRoot) visit(e.shadowRoot);
+				}
+			};
+			if (root.nodeType === 1 && has(root)) found.push(root);
+			visit(root);
+			return found;
+		}
 		if (verb === 'take') {
 			if (root.nodeType !== 1 || root.ownerDocument !== document) return [];
 			for (let r = root.getRootNode(); r !== document; r = r.host.getRootNode()) {

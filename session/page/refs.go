@@ -320,15 +320,40 @@ func (t *Tab) partialAI() bool {
 	return t.refs.partialAI
 }
 
-// tookPartialAI notes an AI snapshot of part of the page: the last whole
-// snapshot no longer stands for what Playwright's refs resolve against, so
-// it is not served again (the next whole one walks) nor are its refs acted
-// on without a lookup.
-func (t *Tab) tookPartialAI() {
+// tookPartialAI notes an AI snapshot of part of the page: Playwright's
+// aria-ref map is now that part's. When the watch found the page as the
+// last whole snapshot showed it just before the part was walked (base, the
+// base that read marked; 0: it did not), that snapshot still stands: it
+// is served again while the page stays so, and its refs act without a
+// lookup, through the ref Playwright's walks left on each element
+// (LocateToAct). Else it does not stand: the next whole snapshot walks and
+// its refs are looked up.
+func (t *Tab) tookPartialAI(base int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.refs.partialAI = true
-	t.snapBase, t.refsBase, t.settled = 0, 0, nil
+	t.settled = nil
+	if base == 0 || base != t.lastMark || t.snapBase == 0 {
+		t.snapBase, t.refsBase = 0, 0
+		return
+	}
+	t.snapBase, t.refsBase = base, base
+}
+
+// partBase reads the watch before a snapshot of part of the page: the base
+// the read marked when the page is as the tab's last whole snapshot showed
+// it (tookPartialAI), else 0; and the read's error.
+func (t *Tab) partBase(ctx context.Context) (int, error) {
+	r, err := t.readWatch(ctx, true, false)
+	if err != nil {
+		return 0, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.snap == nil || r.nav != t.lastNav || t.snapMarksOff || !r.SameAs(t.snapBase) {
+		return 0, nil
+	}
+	return r.NewBase, nil
 }
 
 // refGone is the error for an AI ref that names nothing on the tab.
@@ -363,16 +388,21 @@ func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) 
 	if tree, err := s.Tree(); err != nil || snapshot.RefFrame(ref) != tree.MainFrame() {
 		return t.Locate(ctx, target)
 	}
-	// refsStand implies the tab took that snapshot itself
-	// (ownAI) and of the whole page (not partialAI).
+	// refsStand implies the tab took that snapshot itself (ownAI). After a
+	// snapshot of a part (partialAI), Playwright's aria-ref map is the
+	// part's: the ref its walks left on the element finds it.
 	if !t.hasRef(ref) || !t.refsStand() {
 		return t.Locate(ctx, target)
 	}
 	if err := t.refElsewhere(snapshot.RefAI, ref); err != nil {
 		return nil, err
 	}
-	t.c.env.Log.Debug().Int("tab", t.ID).Str("ref", ref).Msg("act: the ref's snapshot stands; not looked up")
-	return &Element{tab: t, loc: t.p.Locator("aria-ref=" + ref), Target: ref, unchecked: true}, nil
+	sel := "aria-ref=" + ref
+	if t.partialAI() {
+		sel = handoffEngine + "=aref:" + ref
+	}
+	t.c.env.Log.Debug().Int("tab", t.ID).Str("ref", ref).Bool("part_since", sel != "aria-ref="+ref).Msg("act: the ref's snapshot stands; not looked up")
+	return &Element{tab: t, loc: t.p.Locator(sel), Target: ref, unchecked: true}, nil
 }
 
 // gone is, for an element LocateToAct did not look up, the error saying its

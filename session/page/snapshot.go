@@ -125,10 +125,22 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	// that times out as well is the page declared not responding.
 	var r *watchRead
 	var settled, missed bool
+	part := 0
 	if whole {
 		r, settled, missed = t.watchOrProbe(ctx)
 	} else {
-		missed = !t.alive(ctx)
+		// The read stands in for the probe; a page that did not answer
+		// it missed it.
+		var err error
+		part, err = t.partBase(ctx)
+		var te *TimeoutError
+		switch {
+		case errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0:
+			t.markBusy()
+			missed = true
+		case err != nil:
+			missed = !t.alive(ctx)
+		}
 	}
 	if r != nil {
 		t.mu.Lock()
@@ -161,7 +173,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		t.busy = false // it answered after all
 		t.mu.Unlock()
 	}
-	base := 0
+	base := part
 	if r != nil && r.nav == t.LastNavSeq() {
 		base = r.NewBase
 	}
@@ -259,7 +271,7 @@ func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole 
 	s.doc = t.docNav
 	if !whole {
 		t.mu.Unlock()
-		t.tookPartialAI()
+		t.tookPartialAI(base)
 		return s
 	}
 	t.snap = s
