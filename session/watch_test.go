@@ -676,27 +676,17 @@ func TestRefsOfTheWholeSnapshotOutliveAPartOne(t *testing.T) {
 	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Parts</title>
 <section id="a"><h2>A</h2><button onclick="this.textContent = 'A pressed'">Press A</button></section>
 <section id="b"><h2>B</h2><button onclick="this.textContent = 'B pressed ' + (++window.n || (window.n = 1))">Press B</button></section>`})
-	part := func(ctx context.Context, tab *page.Tab) {
-		t.Helper()
-		a, err := tab.Locate(ctx, "#a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if text, err := a.AISnapshot(ctx, page.SnapshotOptions{}); err != nil || !strings.Contains(text, "Press A") {
-			t.Fatalf("snapshot of #a: %v\n%s", err, text)
-		}
-	}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		whole := aiSnapshot(ctx, t, tab)
 		b := buttonRef(t, whole.Text, "Press B")
-		part(ctx, tab)
+		snapshotOfA(ctx, t, tab)
 		el, err := tab.LocateToAct(ctx, b)
 		if err != nil {
 			t.Fatalf("locate %s after a snapshot of #a: %v", b, err)
 		}
 		act(ctx, t, tab, el.Click(page.ClickOptions{}))
 
-		part(ctx, tab)
+		snapshotOfA(ctx, t, tab)
 		again := aiSnapshot(ctx, t, tab)
 		if again == whole {
 			t.Fatal("the whole snapshot after one of #a was served, not taken")
@@ -726,25 +716,15 @@ func TestAPartSnapshotLeavesTheWholeOneStanding(t *testing.T) {
 <ul><li><button onclick="document.title = 'deleted ' + this.textContent">Delete first</button></li></ul></section>
 <script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<button onclick="this.textContent = \'S pressed\'">Shadow</button>';</script>`})
 	const unchecked = `"part_since":true,"time"`
-	part := func(ctx context.Context, tab *page.Tab) {
-		t.Helper()
-		a, err := tab.Locate(ctx, "#a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if text, err := a.AISnapshot(ctx, page.SnapshotOptions{}); err != nil || !strings.Contains(text, "Press A") {
-			t.Fatalf("snapshot of #a: %v\n%s", err, text)
-		}
-	}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		whole := aiSnapshot(ctx, t, tab)
-		part(ctx, tab)
+		snapshotOfA(ctx, t, tab)
 		if again := aiSnapshot(ctx, t, tab); again != whole {
 			t.Errorf("the whole snapshot of an unchanged page was walked again after a snapshot of a part")
 		}
 		for _, name := range []string{"Press B", "Shadow"} {
 			whole := aiSnapshot(ctx, t, tab) // after the last click
-			part(ctx, tab)
+			snapshotOfA(ctx, t, tab)
 			before := strings.Count(log.String(), unchecked)
 			el, err := tab.LocateToAct(ctx, buttonRef(t, whole.Text, name))
 			if err != nil {
@@ -760,7 +740,7 @@ func TestAPartSnapshotLeavesTheWholeOneStanding(t *testing.T) {
 		wantText(t, again.Text, "S pressed")
 
 		del := buttonRef(t, again.Text, "Delete first")
-		part(ctx, tab)
+		snapshotOfA(ctx, t, tab)
 		if _, err := tab.Evaluate(ctx, `() => { document.querySelector('li button').textContent = 'Delete second'; }`); err != nil {
 			t.Fatal(err)
 		}
@@ -773,6 +753,19 @@ func TestAPartSnapshotLeavesTheWholeOneStanding(t *testing.T) {
 			t.Errorf("the reused element was clicked: %v", title)
 		}
 	})
+}
+
+// snapshotOfA takes an AI snapshot of the element #a, a section with a
+// button "Press A": a snapshot of a part of the page.
+func snapshotOfA(ctx context.Context, t *testing.T, tab *page.Tab) {
+	t.Helper()
+	a, err := tab.Locate(ctx, "#a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, err := a.AISnapshot(ctx, page.SnapshotOptions{}); err != nil || !strings.Contains(text, "Press A") {
+		t.Fatalf("snapshot of #a: %v\n%s", err, text)
+	}
 }
 
 // buttonRef is the ref of the button named name in snapshot text.

@@ -3,7 +3,7 @@ package snapshot
 import "testing"
 
 func TestAIRefs(t *testing.T) {
-	tree, err := Parse(`- navigation [ref=e1]:
+	got := AIRefs(mustParse(t, `- navigation [ref=e1]:
   - link "Home" [ref=e2]:
     - /url: /
   - link "Home" [ref=e3]
@@ -12,11 +12,7 @@ func TestAIRefs(t *testing.T) {
 - iframe [ref=e5]:
   - button "Send" [ref=f1e2]
   - button "Send" [ref=f1e3]
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := AIRefs(tree)
+`))
 	want := map[string]RoleRef{
 		"e1":   {Role: "navigation"},
 		"e2":   {Role: "link", Name: "Home"},
@@ -38,11 +34,7 @@ func TestAIRefsOfALaterPage(t *testing.T) {
   - iframe [ref=f2e3]:
     - button "Send" [ref=f3e2]
 `
-	tree, err := Parse(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := AIRefs(tree)
+	got := AIRefs(mustParse(t, text))
 	want := map[string]RoleRef{
 		"f2e1": {Role: "generic"},
 		"f2e2": {Role: "button", Name: "Send"},
@@ -51,11 +43,7 @@ func TestAIRefsOfALaterPage(t *testing.T) {
 	}
 	wantAIRefs(t, got, want)
 	for in, want := range map[string]string{text: "f2", "- button \"A\" [ref=e4]": "", "- text: none": "", "- button [ref=f12e1] [cursor=pointer]": "f12"} {
-		tree, err := Parse(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := tree.MainFrame(); got != want {
+		if got := mustParse(t, in).MainFrame(); got != want {
 			t.Errorf("MainFrame of %q = %q, want %q", in, got, want)
 		}
 	}

@@ -350,10 +350,17 @@ func (t *Tab) partBase(ctx context.Context) (int, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.snap == nil || r.nav != t.lastNav || t.snapMarksOff || !r.SameAs(t.snapBase) {
+	if !t.showsLocked(r) {
 		return 0, nil
 	}
 	return r.NewBase, nil
+}
+
+// showsLocked reports whether the tab's last whole snapshot shows the page
+// as the read r found it: nothing changed since its base, in the same
+// document, and its focus mark still true. t.mu is held.
+func (t *Tab) showsLocked(r *watchRead) bool {
+	return t.snap != nil && r.nav == t.lastNav && !t.snapMarksOff && r.SameAs(t.snapBase)
 }
 
 // refGone is the error for an AI ref that names nothing on the tab.
@@ -397,11 +404,12 @@ func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) 
 	if err := t.refElsewhere(snapshot.RefAI, ref); err != nil {
 		return nil, err
 	}
+	part := t.partialAI()
 	sel := "aria-ref=" + ref
-	if t.partialAI() {
+	if part {
 		sel = handoffEngine + "=aref:" + ref
 	}
-	t.c.env.Log.Debug().Int("tab", t.ID).Str("ref", ref).Bool("part_since", sel != "aria-ref="+ref).Msg("act: the ref's snapshot stands; not looked up")
+	t.c.env.Log.Debug().Int("tab", t.ID).Str("ref", ref).Bool("part_since", part).Msg("act: the ref's snapshot stands; not looked up")
 	return &Element{tab: t, loc: t.p.Locator(sel), Target: ref, unchecked: true}, nil
 }
 

@@ -129,17 +129,10 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	if whole {
 		r, settled, missed = t.watchOrProbe(ctx)
 	} else {
-		// The read stands in for the probe; a page that did not answer
-		// it missed it.
+		// The read stands in for the probe.
 		var err error
-		part, err = t.partBase(ctx)
-		var te *TimeoutError
-		switch {
-		case errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0:
-			t.markBusy()
-			missed = true
-		case err != nil:
-			missed = !t.alive(ctx)
+		if part, err = t.partBase(ctx); err != nil {
+			missed = t.missedRead(ctx, err)
 		}
 	}
 	if r != nil {
@@ -147,12 +140,12 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		t.busy = false
 		s := t.snap
 		switch {
-		case s == nil || r.nav != t.lastNav:
-		case r.SameAs(t.snapBase) && !t.snapMarksOff:
+		case t.showsLocked(r):
 			// Nothing changed since the last snapshot: it is the answer.
 			t.snapBase, t.refsBase = r.NewBase, r.NewBase
 			t.mu.Unlock()
 			return s, nil
+		case s == nil || r.nav != t.lastNav:
 		case settled && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now

@@ -162,9 +162,9 @@ type Tab struct {
 	// it (filled).
 	refsBase int
 
-	// filled is the ref a fill just set and the hash of the value it set
-	// (watch.ValueHash), until the next read of the watch (markRead).
-	filled struct{ ref, hash string }
+	// filled is the fill that began last, until the next read of the
+	// watch (markRead).
+	filled fillNote
 
 	seen seen // what the agent was shown (seen.go)
 

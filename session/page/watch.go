@@ -277,12 +277,20 @@ func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed b
 		t.mu.Unlock()
 		return r, false, false
 	}
+	return nil, false, t.missedRead(ctx, err)
+}
+
+// missedRead reports whether the page missed a read of the watch that
+// failed with err, standing in for the probe: a read that ran out of time
+// (no dialog open) marks the page busy; any other failure is told by a
+// probe.
+func (t *Tab) missedRead(ctx context.Context, err error) bool {
 	var te *TimeoutError
 	if errors.As(err, &te) && ctx.Err() == nil && len(t.Modals()) == 0 {
 		t.markBusy()
-		return nil, false, true
+		return true
 	}
-	return nil, false, !t.alive(ctx)
+	return !t.alive(ctx)
 }
 
 // settleRead reads the watch at the end of an action, bounded like the
@@ -356,7 +364,7 @@ func (t *Tab) markRead(cid int, r *watch.Read) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	filled := t.filled
-	t.filled.ref, t.filled.hash = "", ""
+	t.filled = fillNote{}
 	if cid != t.watchCtx || r.NewBase <= t.lastMark {
 		return
 	}
@@ -373,10 +381,14 @@ func (t *Tab) markRead(cid int, r *watch.Read) {
 	t.toldNew, t.lastMark = false, r.NewBase
 }
 
+// fillNote is a fill's ref and the hash of the value it set
+// (watch.ValueHash).
+type fillNote struct{ ref, hash string }
+
 // noteFill notes that a fill of ref to value begins (markRead).
 func (t *Tab) noteFill(ref, value string) {
 	t.mu.Lock()
-	t.filled.ref, t.filled.hash = ref, watch.ValueHash(value)
+	t.filled = fillNote{ref: ref, hash: watch.ValueHash(value)}
 	t.mu.Unlock()
 }
 
