@@ -416,7 +416,9 @@ func act(ctx context.Context, t *testing.T, tab *page.Tab, steps ...page.Step) {
 
 // TestWatchToldChangeIsWalkedAtOnce: a change the page makes on its own
 // after a snapshot (when its server, polled, lets it) is told by the watch,
-// and the next snapshot walks the page without reading it first. It shows
+// and the next snapshot walks the page without reading it first (a part of
+// the page cannot hold it: it is added to the body, and the watch's tell
+// says so). It shows
 // the change, and the snapshot after it is served again (its base stands).
 // When the page sets its title in a later task, that title is told too
 // and the answer names it; as that change came after the base the watch
@@ -433,13 +435,13 @@ func TestWatchToldChangeIsWalkedAtOnce(t *testing.T) {
 			return
 		}
 		fmt.Fprint(w, `<!doctype html><title>Told 1</title>
-<ul><li>Item 1</li></ul>
+<p>Item 1</p>
 <script>
 setInterval(async () => {
   const allowed = Number(await (await fetch('/allowed')).text());
-  const n = document.querySelectorAll('li').length + 1;
+  const n = document.querySelectorAll('p').length + 1;
   if (n > allowed) return;
-  const li = document.createElement('li'); li.textContent = 'Item ' + n; document.querySelector('ul').append(li);
+  const li = document.createElement('p'); li.textContent = 'Item ' + n; document.body.append(li);
   const retitle = () => { document.title = 'Told ' + n; };
   if (n === 3) setTimeout(retitle, 50); else retitle();
 }, 30);

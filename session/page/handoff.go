@@ -29,6 +29,11 @@ const handoffEngine = "cloakmcp-handoff"
 //go:embed handoff.js
 var handoffJS string
 
+// partEvent names the event the watch sends the part of the page a
+// snapshot walks (splice.go) and the hand-off engine's listener keeps: made
+// per process, so the page cannot send it.
+var partEvent = "cloakmcp" + strconv.FormatUint(rand.Uint64(), 36)
+
 // registered keeps the Playwright instances the engine is registered with.
 var registered sync.Map
 
@@ -41,7 +46,7 @@ func RegisterEngines(pw *playwright.Playwright) {
 	if _, loaded := registered.LoadOrStore(pw, true); loaded {
 		return
 	}
-	src := strings.TrimSpace(handoffJS)
+	src := strings.ReplaceAll(strings.TrimSpace(handoffJS), "CLOAKMCP_PART", partEvent)
 	if err := pw.Selectors.Register(handoffEngine, playwright.Script{Content: &src}, playwright.SelectorsRegisterOptions{ContentScript: playwright.Bool(true)}); err != nil && !strings.Contains(err.Error(), "already registered") {
 		registered.Delete(pw)
 	}

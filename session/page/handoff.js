@@ -13,12 +13,33 @@
 // the root to which Playwright's AI walks last gave ref R: its injected
 // script keeps {role, name, ref} on the element (_ariaRef, Playwright
 // 1.64) in this same world, and a walk of a part of the page leaves it on
-// the elements outside the part (refs.go: LocateToAct).
-({
+// the elements outside the part (refs.go: LocateToAct). "part:" matches,
+// once each, the elements the watch last sent its part events from (named
+// per process, so the page cannot send them; the first one starts the list
+// anew), in the order sent: the parts of the page a snapshot walks when
+// only they changed (splice.go). The listeners are set at the
+// engine's first query ("warm:" as a document commits, Tab.warmInjected),
+// not as the engine is made: Playwright makes every engine in the page's own
+// world too, where the page can watch addEventListener; it queries a
+// content script's engine only in its utility world.
+(() => {
+let parts = [], armed = false;
+const arm = () => {
+	if (armed) return;
+	armed = true;
+	document.addEventListener('CLOAKMCP_PART', (e) => { parts = [e.composedPath()[0]]; }, {capture: true});
+	document.addEventListener('CLOAKMCP_PARTn', (e) => { parts.push(e.composedPath()[0]); }, {capture: true});
+};
+return {
 	queryAll(root, body) {
+		arm();
 		const i = body.indexOf(':');
 		if (i < 0) return [];
 		const verb = body.slice(0, i), key = body.slice(i + 1);
+		if (verb === 'part') {
+			const el = parts.shift();
+			return el && el.isConnected && root.contains(el) ? [el] : [];
+		}
 		if (verb === 'aref') {
 			const found = [];
 			const has = (e) => { const a = e._ariaRef; return !!a && a.ref === key; };
@@ -58,4 +79,5 @@
 	query(root, body) {
 		return this.queryAll(root, body)[0] || null;
 	},
-})
+};
+})()

@@ -344,7 +344,7 @@ func (t *Tab) tookPartialAI(base int) {
 // the read marked when the page is as the tab's last whole snapshot showed
 // it (tookPartialAI), else 0; and the read's error.
 func (t *Tab) partBase(ctx context.Context) (int, error) {
-	r, err := t.readWatch(ctx, true, false)
+	r, err := t.readWatch(ctx, true, false, nil)
 	if err != nil {
 		return 0, err
 	}

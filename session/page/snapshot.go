@@ -108,8 +108,12 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	defer cancel()
 	whole := o.Depth == 0 && !o.Boxes
 	if whole {
-		if base := t.toldChange(); base != 0 {
-			return t.snapshotAt(ctx, o, base, "the watch told of a change")
+		// Where the last snapshot can take in a part of the page, the
+		// read that finds the part comes first (splice.go).
+		if ask := t.partAsk(); ask == nil || t.toldNoPart(ask.Since) {
+			if base := t.toldChange(); base != 0 {
+				return t.snapshotAt(ctx, o, base, "the watch told of a change")
+			}
 		}
 		if base := t.walkDue(); base != 0 {
 			return t.snapshotAt(ctx, o, base, "the last snapshot does not stand")
@@ -156,6 +160,9 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			return s, nil
 		}
 		t.mu.Unlock()
+		if s := t.splice(ctx, r); s != nil {
+			return s, nil
+		}
 	}
 	text, pending, err := t.walk(ctx, o, missed)
 	if err != nil {
@@ -170,7 +177,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 	if r != nil && r.nav == t.LastNavSeq() {
 		base = r.NewBase
 	}
-	return t.keepSnapshot(ctx, text, pending, whole, base), nil
+	return t.keepSnapshot(ctx, text, pending, whole, base, false), nil
 }
 
 // snapshotAt walks the page after base, the watch's newest base, without
@@ -192,7 +199,7 @@ func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why s
 	t.c.Go(func() {
 		rctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
 		defer cancel()
-		_, err := t.readWatch(rctx, false, false)
+		_, err := t.readWatch(rctx, false, false, nil)
 		var te *TimeoutError
 		if err == nil || !errors.As(err, &te) || wctx.Err() != nil || len(t.Modals()) > 0 {
 			return
@@ -216,7 +223,7 @@ func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why s
 	}
 	t.noteToldTitle(base, start)
 	t.c.env.Log.Debug().Int("tab", t.ID).Str("why", why).Int64("walk_ms", walkMS).Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked without a read first")
-	return t.keepSnapshot(ctx, text, pending, true, base), nil
+	return t.keepSnapshot(ctx, text, pending, true, base, false), nil
 }
 
 // walk takes Playwright's AI snapshot of the page (bounded as AISnapshot
@@ -258,7 +265,9 @@ func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string,
 
 // keepSnapshot makes text the tab's snapshot; a whole-page one becomes its
 // last snapshot, after watch base base (0: none), and its refs are stored.
-func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole bool, base int) *Snapshot {
+// spliced says Playwright's last walk was of a part of it (splice.go): its
+// aria-ref map is the part's.
+func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole bool, base int, spliced bool) *Snapshot {
 	s := &Snapshot{Text: text, FramesNotLoaded: pending, tab: t}
 	t.mu.Lock()
 	s.doc = t.docNav
@@ -269,7 +278,7 @@ func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole 
 	}
 	t.snap = s
 	t.snapBase, t.refsBase, t.snapMarksOff = base, base, false
-	t.refs.ownAI, t.refs.partialAI = true, false
+	t.refs.ownAI, t.refs.partialAI = true, spliced
 	t.refs.aiSeq, t.refs.sels = t.c.refs.next(), nil
 	t.mu.Unlock()
 	if tree, err := s.Tree(); err == nil {

@@ -29,7 +29,7 @@ const watchTimeout = probeTimeout
 // frame. afterAction lets the tasks the page queued run first (a zero
 // timer), so updates an action's handlers deferred that way are seen; the
 // snapshot this replaces was never later than that either.
-func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead, error) {
+func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch.Part) (*watchRead, error) {
 	if !t.watchable() {
 		return nil, errWatchOff
 	}
@@ -53,9 +53,9 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool) (*watchRead
 		t.mu.Lock()
 		installed := t.watchInstalled == cid
 		t.mu.Unlock()
-		expr := watch.Call(mark, afterAction)
+		expr := watch.Call(mark, afterAction, part)
 		if whole || !installed {
-			expr = watch.Expression(mark, afterAction)
+			expr = watch.Expression(mark, afterAction, part)
 		}
 		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t, busyOK: true}, func() (any, error) {
 			return sendCDP(ctx, s, 0, "Runtime.evaluate", map[string]any{
@@ -268,7 +268,7 @@ func (t *Tab) watchOrProbe(ctx context.Context) (r *watchRead, settled, missed b
 	if r := t.takeSettled(); r != nil {
 		return r, true, false
 	}
-	r, err := t.readWatch(ctx, true, false)
+	r, err := t.readWatch(ctx, true, false, t.partAsk())
 	if err == nil {
 		// The snapshot that follows is the page's latest state; so is
 		// this title.
@@ -298,7 +298,7 @@ func (t *Tab) missedRead(ctx context.Context, err error) bool {
 func (t *Tab) settleRead(ctx context.Context) (*watchRead, error) {
 	ctx, cancel := context.WithTimeout(ctx, settleReadTimeout)
 	defer cancel()
-	return t.readWatch(ctx, true, true)
+	return t.readWatch(ctx, true, true, t.partAsk())
 }
 
 // settleReadTimeout bounds the read at the end of an action.

@@ -24,11 +24,16 @@ const Binding = "__cbmTell"
 // the page's title then (told again, with the same bases, when it changes).
 // A tell with Primed and no bases says instead that the watch asked that
 // many form controls for their labels ahead of a walk (watch.js: prime).
+//
+// NoPart, when set, says why no part of the page can hold the changes since
+// From (nor since any earlier base), so a snapshot walks the whole page
+// (watch.js: partRoots).
 type Tell struct {
 	From   int    `json:"f"`
 	To     int    `json:"t"`
 	Title  string `json:"n"`
 	Primed int    `json:"p"`
+	NoPart string `json:"np"`
 }
 
 // ParseTell reads a Binding call's payload.
@@ -46,26 +51,46 @@ func ParseTell(payload string) (Tell, bool) {
 	return k, true
 }
 
-// script is the watch: an async function of (mark, afterAction) returning
-// the read as a JSON-able object (watch.js). It keeps itself in its world
-// as __cbmRead.
+// script is the watch: an async function of (mark, afterAction, part)
+// returning the read as a JSON-able object (watch.js). It keeps itself in
+// its world as __cbmRead.
 //
 //go:embed watch.js
 var script string
 
+// Part asks a read for the element a walk of only the part of the page
+// that changed since base Since must cover (watch.js: partRoots): the read
+// sends, from each such element, an event named Event, then Event+"n"
+// (which the hand-off engine's listeners in Playwright's utility world
+// keep), and says how many (Read.Parts); else it says why not
+// (Read.NoPart).
+type Part struct {
+	Since int    `json:"since"`
+	Event string `json:"ev"`
+}
+
+func (p *Part) arg() string {
+	if p == nil {
+		return "null"
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
 // Expression is the watch called once: mark is whether to mark a new base;
 // afterAction whether to let the page's queued tasks run first (after an
-// action: the updates its handlers left to a zero timer or a microtask).
-func Expression(mark, afterAction bool) string {
-	return fmt.Sprintf("%s(%t, %t)", strings.TrimRight(script, "\n"), mark, afterAction)
+// action: the updates its handlers left to a zero timer or a microtask);
+// part, if not nil, what Part says.
+func Expression(mark, afterAction bool, part *Part) string {
+	return fmt.Sprintf("%s(%t, %t, %s)", strings.TrimRight(script, "\n"), mark, afterAction, part.arg())
 }
 
 // Call is Expression for a world where Expression ran before: it calls the
 // watch that run kept, sending its name rather than its 12 kB (a read of
 // the article fixture's page over CDP: 1.3 ms instead of 1.8), and answers
 // null where there is none (Decode: ErrNotInstalled).
-func Call(mark, afterAction bool) string {
-	return fmt.Sprintf("typeof __cbmRead === 'function' ? __cbmRead(%t, %t) : null", mark, afterAction)
+func Call(mark, afterAction bool, part *Part) string {
+	return fmt.Sprintf("typeof __cbmRead === 'function' ? __cbmRead(%t, %t, %s) : null", mark, afterAction, part.arg())
 }
 
 // ErrNotInstalled means a Call found no watch in its world: send Expression.
@@ -87,6 +112,14 @@ type Read struct {
 	Anim     bool    `json:"a"`
 	Rules    bool    `json:"r"`
 	URL      bool    `json:"u"`
+	// Parts: how many elements a Part asked for were sent its events, in
+	// turn (the first holds the changes, or the element focus moved to;
+	// a second, that element); PartFocus: focus moved since that base (a
+	// part holds the element it moved to, and the focus marks outside the
+	// parts are off); NoPart: why no element was sent.
+	Parts     int    `json:"p"`
+	PartFocus bool   `json:"pf"`
+	NoPart    string `json:"pw"`
 }
 
 // SameAs reports whether the page is as it was at base.

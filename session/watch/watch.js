@@ -1,4 +1,4 @@
-(async function read(mark, afterAction) {
+(async function read(mark, afterAction, part) {
 // Kept in this world for later reads (Call), which then send only its name.
 globalThis.__cbmRead = read;
 // After an action the tasks the page queued first (a handler's zero timer)
@@ -9,7 +9,9 @@ if (afterAction) await new Promise(r => { const c = new MessageChannel(); c.port
 const W = globalThis.__w || (globalThis.__w = (() => {
   let n = 0, id = Math.floor(Math.random() * 2147483648), base = null, told = false;
   const seen = new WeakSet();
-  const bump = () => { n++; };
+  // A toggle (a popover's, a details element's) shows or hides what is
+  // under its element.
+  const bump = e => { n++; const x = e && e.composedPath()[0]; dirt(x && x.nodeType === 1 && x.parentNode || null, 0); };
   // known: the roots (document, open shadow roots, same-origin frames) the
   // last scan found, whose sheets the data-* names come from; a root that
   // went is dropped at the next scan.
@@ -113,7 +115,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // While told, a change of the title is told too (with the same bases),
   // so the server knows the title the page has without asking.
   let toldFrom = 0, toldTitle = '';
-  const say = () => { try { globalThis.__cbmTell(JSON.stringify({ f: toldFrom, t: base.id, n: toldTitle })); } catch (_) {} };
+  // np: why no part of the page can hold the changes since toldFrom (nor,
+  // then, since any base before it), if none can.
+  let toldNoPart = '';
+  const say = () => { try { globalThis.__cbmTell(JSON.stringify({ f: toldFrom, t: base.id, n: toldTitle, np: toldNoPart || undefined })); } catch (_) {} };
   // Ahead of a walk. Playwright's walk asks form controls for their labels
   // (element.labels) as it names them, and again inside every row, cell or
   // other element named from its content. Blink finds a control's labels by
@@ -159,10 +164,274 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     };
     later(tick, primeQuiet);
   };
+  // What changed, for a snapshot of only the part of the page that did
+  // (session/page/splice.go). Each counted change leaves the element whose
+  // subtree holds all it can alter (dirt), stamped with the newest base
+  // before it: the changes since base b are those stamped b or later. null
+  // stands for a change no part can hold (a style sheet's, a toggle, an id
+  // other elements may name). Form controls whose state changed and the
+  // element focus moved to are added as a base is marked (link). The chain:
+  // quietFrom is the oldest base since which nothing but such changes
+  // happened (no hover, rule, URL, animation or frame change, no focus
+  // lost to the page).
+  const id0 = id;
+  let quietFrom = Infinity, quietWhy = 'no base';
+  const dirty = [], FOCUS = {};
+  const dirt = (x, f) => { dirty.push([id, x, f]); if (dirty.length > 4096) compact(); };
+  // lift is the element of the main document's light tree whose subtree
+  // holds x: x itself, a text node's parent, a shadow tree's host;
+  // null for a node of another document or none.
+  const lift = x => {
+    let e = x && x.nodeType === 1 ? x : x && x.parentNode;
+    for (let i = 0; e && i < 64; i++) {
+      if (e.nodeType === 9) return e === document ? e.documentElement : null;
+      if (e.nodeType === 11) { e = e.host || null; continue; }
+      if (e.nodeType !== 1) return null;
+      const root = e.getRootNode();
+      if (root === document) return e;
+      if (!root.host) return null;
+      e = root.host;
+    }
+    return null;
+  };
+  const lca = (a, b) => {
+    for (let x = a; x; x = x.parentNode) if (x.contains(b)) return x.nodeType === 1 ? x : null;
+    return null;
+  };
+  // compact folds the list into one entry (a page that changes a lot
+  // between snapshots): the oldest stamp, the elements' common ancestor.
+  const compact = () => {
+    let st = Infinity, r, f = 0, poison = false;
+    for (const [s, x, ff] of dirty) {
+      st = Math.min(st, s); f |= ff;
+      if (poison || x === FOCUS) continue;
+      if (x === null) { poison = true; continue; }
+      if (!x.isConnected) continue;
+      const e = lift(x);
+      r = e && (r === undefined ? e : lca(r, e));
+      if (!r) poison = true;
+    }
+    dirty.length = 0;
+    dirty.push([st, poison ? null : r === undefined ? FOCUS : r, f]);
+  };
+  const inHiddenHead = x => { const h = document.head; return !!h && h.contains(x) && hiddenHead(h); };
+  const sheetNode = x => x.nodeType === 1 && (x.localName === 'style' || x.localName === 'base' ||
+    (x.localName === 'link' && /\bstylesheet\b/i.test(x.getAttribute('rel') || '')));
+  // Attributes that name other elements, or that other elements name.
+  const refAttrs = new Set(['id', 'for', 'aria-labelledby', 'aria-owns', 'slot']);
+  // namedOut tells whether a removed node took a name away from an element
+  // elsewhere: it holds a label with for, or an element whose id an
+  // aria-labelledby names (past 32 ids, taken as so).
+  const namedOut = x => {
+    if (x.nodeType !== 1) return false;
+    if (x.matches('label[for]') || x.querySelector('label[for]')) return true;
+    const ids = x.id ? [x] : [];
+    for (const e of x.querySelectorAll('[id]')) { ids.push(e); if (ids.length > 32) return true; }
+    for (const e of ids) if (document.querySelector('[aria-labelledby~="' + CSS.escape(e.id) + '"]')) return true;
+    return false;
+  };
+  // touched is the element a counted record leaves as dirt; undefined for
+  // none (the head the page does not show, save its sheets); null when no
+  // part can hold it. Sibling selectors: an attribute leaves its element's
+  // parent when a sheet has a sibling combinator (flag 4: partRoots); a
+  // child list its own element (widened to the parent as well when a sheet
+  // has :empty, which also reaches siblings).
+  const touched = r => {
+    const t = r.target;
+    if (t.nodeType === 1 && sheetNode(t)) return null;
+    if (t.parentNode && t.parentNode.nodeType === 1 && sheetNode(t.parentNode)) return null;
+    if (r.type === 'childList') {
+      for (const x of r.addedNodes) if (sheetNode(x)) return null;
+      for (const x of r.removedNodes) if (sheetNode(x) || namedOut(x)) return null;
+      if (inHiddenHead(t)) return undefined;
+      return t;
+    }
+    if (r.type === 'characterData') return inHiddenHead(t) ? undefined : t.parentNode || undefined;
+    if (refAttrs.has(r.attributeName) || t.localName === 'link') return null;
+    if (inHiddenHead(t)) return undefined;
+    return t;
+  };
+  // link notes what changed between base old and the state now (of scan
+  // s): the controls whose state changed (a sibling can be styled by
+  // :checked: flag 4 as for attributes), that focus moved; and why the
+  // chain breaks there ('' if it does not).
+  const link = (old, s, now, hovered, anim) => {
+    for (const [e, k] of s.controls) if (old.controls.get(e) !== k) dirt(e, 2 | 4);
+    if (now.focus !== old.focus) {
+      const fe = now.focus;
+      if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
+      dirt(FOCUS, 1);
+    }
+    return hovered ? 'hover ' + old.hover.map(e => e.localName).join('.') + ' to ' + now.hover.map(e => e.localName).join('.') : anim ? 'animation' : now.rules !== old.rules || s.added > 0 ? 'rules' :
+      now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
+  };
+  // What the page's style sheets can do that a part cannot hold, per sheet
+  // (kept while it holds the same rule objects): 1 a selector that looks
+  // down (:has) or a container query; 2 :empty; 4 a :focus rule that can
+  // show, hide or label; 8 a form-validity pseudo-class (it matches the
+  // form and fieldsets around a control too); 16 a sibling combinator (or
+  // a + or ~ anywhere in a selector). null: a sheet not readable.
+  const flagCache = new WeakMap();
+  const sheetFlags = (sh, depth) => {
+    let rules;
+    try { rules = sh.cssRules; } catch (_) { return null; }
+    if (!rules || depth > 16) return null;
+    const c = flagCache.get(sh);
+    if (c && sameRules(c.list, rules)) return c.f;
+    let f = 0;
+    for (const r of rules) {
+      if (r.styleSheet) {
+        const sub = sheetFlags(r.styleSheet, depth + 1);
+        if (sub === null) { f = null; break; }
+        f |= sub;
+      }
+      const t = r.cssText;
+      if (/:has\(|@container/i.test(t)) f |= 1;
+      if (/:empty\b/i.test(t)) f |= 2;
+      if (/:focus/i.test(t) && /\b(display|visibility|content|cursor)\s*:/i.test(t)) f |= 4;
+      if (/:(user-)?(in)?valid\b/i.test(t)) f |= 8;
+      if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) f |= 16;
+    }
+    flagCache.set(sh, { list: Array.from(rules), f });
+    return f;
+  };
+  const flags = () => {
+    let f = 0;
+    for (const root of known) for (const sh of sheetsOf(root)) {
+      const x = sheetFlags(sh, 0);
+      if (x === null) return null;
+      f |= x;
+    }
+    return f;
+  };
+  const roles = new Set(['button', 'cell', 'checkbox', 'columnheader', 'gridcell', 'heading', 'link', 'menuitem',
+    'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'row', 'rowheader', 'switch', 'tab', 'tooltip', 'treeitem']);
+  const tags = new Set(['a', 'area', 'button', 'summary', 'td', 'th', 'tr', 'option', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'label']);
+  // fromContent tells whether an element's name can come from its content (1),
+  // or its parent's name from it (2: a legend, a caption, an svg title).
+  const fromContent = a => {
+    for (const r of (a.getAttribute('role') || '').toLowerCase().split(/\s+/)) if (roles.has(r)) return 1;
+    const t = a.localName;
+    if (t === 'legend' || t === 'caption' || t === 'figcaption' || (t === 'title' && a.namespaceURI === 'http://www.w3.org/2000/svg')) return 2;
+    return tags.has(t) ? 1 : 0;
+  };
+  // Elements whose role is never generic wherever they are (or that say
+  // their role), which an AI snapshot never folds into their parent.
+  const standTags = new Set(['ul', 'ol', 'li', 'table', 'thead', 'tbody', 'tfoot', 'nav', 'main', 'aside', 'article', 'fieldset',
+    'dialog', 'p', 'blockquote', 'figure', 'details', 'select', 'textarea', 'menu', 'dl', 'pre', 'address', 'search']);
+  const stands = a => {
+    const r = (a.getAttribute('role') || '').trim().toLowerCase();
+    if (r) return !/^(generic|none|presentation|img|image)\b/.test(r);
+    switch (a.localName) {
+    case 'section': case 'form': return a.hasAttribute('aria-label');
+    case 'header': case 'footer': return !a.parentElement.closest('article,aside,main,nav,section');
+    }
+    return standTags.has(a.localName);
+  };
+  // rootFor is the element a part walk must cover for a change under e:
+  // above every element whose name its content gives (a link, a row, a
+  // label, a fieldset's legend: their names, and so their refs, may have
+  // changed), at one that stands on its own.
+  const rootFor = e => {
+    let R = e;
+    for (let a = e; a && a !== document.body; a = a.parentElement) {
+      const k = fromContent(a);
+      if (k) R = a.parentElement;
+      if (k === 2 && R) R = R.parentElement;
+    }
+    while (R && R !== document.body && !stands(R)) R = R.parentElement;
+    return R;
+  };
+  // partRoots lists the elements walks of only parts of the page must
+  // cover for the changes since base since, in document order, or says why
+  // there are none (a string): for each change rootFor, and the element
+  // focus moved to (its focus mark); those another holds are left out.
+  // Refused where something outside a part would show what changed in it
+  // (a name taken by reference or by a label's for, an owner, a pointer
+  // cursor a walk carries down, a slot), in a frame, at the page's root,
+  // or past maxParts parts.
+  const maxParts = 4;
+  const partRoots = (since, brk) => {
+    if (!(since > id0 && since <= id)) return 'base';
+    if (brk) return brk;
+    if (quietFrom > since) return 'since ' + quietWhy;
+    const fl = flags();
+    if (fl === null) return 'sheets';
+    let f = 0;
+    // Each change's element, and whether a sibling combinator carries it
+    // to the siblings after it (its part is its parent's then).
+    const els = new Map();
+    for (const [s, x, ff] of dirty) {
+      if (s < since) continue;
+      f |= ff;
+      if (x === FOCUS) continue;
+      if (x === null) return 'poison';
+      if (!x.isConnected) continue;
+      const e = lift(x);
+      if (!e) return 'lift';
+      const sib = (ff & 4) && (fl & 16) && !!e.parentElement;
+      els.set(e, els.get(e) || sib);
+    }
+    if ((fl & 1) || ((fl & 4) && (f & 1)) || ((fl & 8) && (f & 2))) return 'selectors';
+    const body = document.body;
+    let roots = [];
+    const add = P => {
+      if (!P || !body || P === body || !body.contains(P)) return false;
+      for (const Q of roots) if (Q.contains(P)) return true;
+      roots = roots.filter(Q => !P.contains(Q));
+      roots.push(P);
+      return true;
+    };
+    for (const [e, sib] of els) if (!add(rootFor(sib || (fl & 2) ? e.parentElement || e : e))) return 'root';
+    if (f & 1) {
+      const F = lift(deepFocus());
+      if (!F || F === body || F === document.documentElement) return 'focus';
+      let P = F;
+      while (P && P !== body && !stands(P) && !/^(a|button|input|textarea|select|summary)$/.test(P.localName)) P = P.parentElement;
+      if (!add(P)) return 'root';
+    }
+    if (!roots.length) return 'none';
+    if (roots.length > maxParts) return 'parts';
+    if (document.querySelector('[aria-owns]')) return 'owns';
+    const held = document.querySelectorAll('[aria-labelledby]');
+    // Whether what x shows may have changed: it holds a change or is in one
+    // (or in a sibling after one a sibling combinator reaches).
+    const changed = x => {
+      for (const [e, sib] of els) {
+        if (x.contains(e) || e.contains(x)) return true;
+        if (sib && e.parentElement.contains(x) && (e.compareDocumentPosition(x) & Node.DOCUMENT_POSITION_FOLLOWING)) return true;
+      }
+      return false;
+    };
+    for (const P of roots) {
+      for (let a = P.parentElement; a; a = a.parentElement) if (getComputedStyle(a).cursor === 'pointer') return 'cursor';
+      for (let a = P; a; a = a.parentElement) if (a.assignedSlot) return 'slot';
+      if (P.localName === 'iframe' || P.localName === 'frame' || P.querySelector('iframe,frame')) return 'frame';
+      for (const e of held) {
+        if (P.contains(e)) continue;
+        for (const x of e.getAttribute('aria-labelledby').split(/\s+/)) {
+          const t = x && document.getElementById(x);
+          if (t && (P.contains(t) || t.contains(P)) && changed(t)) return 'labelledby';
+        }
+      }
+      for (const l of [P, ...P.querySelectorAll('label[for]')]) {
+        if (l.localName !== 'label' || !l.htmlFor) continue;
+        const c = document.getElementById(l.htmlFor);
+        if (c && !P.contains(c) && changed(l)) return 'label';
+      }
+    }
+    roots.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
+    return { roots, f };
+  };
   const count = (rs, tell) => {
     named = undefined;
     let k = 0;
-    for (const r of rs) if (!inert(r)) k++;
+    for (const r of rs) {
+      if (inert(r)) continue;
+      k++;
+      const x = touched(r);
+      if (x !== undefined) dirt(x, r.type === 'attributes' ? 4 : 0);
+    }
     n += k;
     if (k === 0 || !tell || !base || typeof globalThis.__cbmTell !== 'function') return;
     if (told) {
@@ -171,7 +440,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     told = true;
     toldFrom = base.id;
-    base = Object.assign(state(scan()), { id: ++id });
+    const sc = scan(), now = state(sc);
+    const brk = link(base, sc, now, hoverShows(base, sc, now), animating(sc.roots));
+    const p = partRoots(toldFrom, brk);
+    toldNoPart = typeof p === 'string' ? p : '';
+    base = Object.assign(now, { id: ++id });
+    if (brk) { quietFrom = id; quietWhy = brk; }
     toldTitle = document.title;
     say();
     armPrime();
@@ -332,8 +606,23 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     const hover = hoverChain();
     return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(hoverSelsOf(s.roots)) : undefined, rules: ruleCount(s.roots), href: location.href };
   };
-  return (mark) => {
+  // hoverShows tells whether what :hover rules show differs between base
+  // old and the state now (of scan s), which it completes.
+  const hoverShows = (old, s, now) => {
+    if (same(now.hover, old.hover)) return false;
+    // The rules, read once for both (each read compares every rule).
+    let per;
+    const sels = () => per === undefined ? (per = hoverSelsOf(s.roots)) : per;
+    const cur = now.shows !== undefined ? now.shows : hoverMatches(sels());
+    if (now.shows === undefined) now.shows = cur;
+    const was = old.shows !== undefined ? old.shows : unhovered(sels());
+    return !cur || !was || !same(cur, was);
+  };
+  return (mark, part) => {
     count(mo.takeRecords(), false);
+    // A change under a node no longer in the page is held by the change
+    // that took the node out (a part never needs it): forgotten.
+    for (let i = dirty.length - 1; i >= 0; i--) { const x = dirty[i][1]; if (x && x !== FOCUS && !x.isConnected) dirty.splice(i, 1); }
     told = false;
     reads++;
     const s = scan(), now = state(s);
@@ -351,23 +640,28 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
       out.f = focus !== base.focus;
       out.fh = out.f && (!focus || hover.includes(focus));
-      out.h = false;
-      if (!same(hover, base.hover)) {
-        // The rules, read once for both (each read compares every rule).
-        let per;
-        const sels = () => per === undefined ? (per = hoverSelsOf(s.roots)) : per;
-        const cur = shows !== undefined ? shows : hoverMatches(sels());
-        if (shows === undefined) now.shows = cur;
-        const was = base.shows !== undefined ? base.shows : unhovered(sels());
-        out.h = !cur || !was || !same(cur, was);
-      }
+      out.h = hoverShows(base, s, now);
       out.r = rules !== base.rules || s.added > 0;
       out.u = href !== base.href;
     }
     out.a = animating(s.roots);
-    if (mark) { base = Object.assign(now, { id: ++id }); out.nb = id; }
+    const brk = base ? link(base, s, now, out.h, out.a) : 'no base';
+    if (part) {
+      const p = partRoots(part.since, brk);
+      if (typeof p === 'string') out.pw = p;
+      else {
+        // The first event starts the engine's list anew; the next add.
+        p.roots.forEach((e, i) => e.dispatchEvent(new CustomEvent(i ? part.ev + 'n' : part.ev)));
+        out.p = p.roots.length;
+        out.pf = (p.f & 1) !== 0;
+      }
+    }
+    if (mark) {
+      base = Object.assign(now, { id: ++id }); out.nb = id;
+      if (brk) { quietFrom = id; quietWhy = brk; }
+    }
     return out;
   };
 })());
-return W(mark);
+return W(mark, part);
 })

@@ -12,15 +12,18 @@ import (
 )
 
 // TestScriptIsOneFunction checks that the embedded watch.js is the async
-// function of (mark, afterAction) that Expression calls, and that node
+// function of (mark, afterAction, part) that Expression calls, and that node
 // parses the expression (when node is installed).
 func TestScriptIsOneFunction(t *testing.T) {
-	if !strings.HasPrefix(script, "(async function read(mark, afterAction) {") || !strings.HasSuffix(strings.TrimSpace(script), "})") {
-		t.Fatalf("watch.js is not one parenthesized async function of (mark, afterAction):\n%.80s … %s", script, script[len(script)-20:])
+	if !strings.HasPrefix(script, "(async function read(mark, afterAction, part) {") || !strings.HasSuffix(strings.TrimSpace(script), "})") {
+		t.Fatalf("watch.js is not one parenthesized async function of (mark, afterAction, part):\n%.80s … %s", script, script[len(script)-20:])
 	}
-	expr := Expression(true, false)
-	if !strings.HasSuffix(expr, "})(true, false)") {
+	expr := Expression(true, false, nil)
+	if !strings.HasSuffix(expr, "})(true, false, null)") {
 		t.Fatalf("Expression ends %q", expr[len(expr)-20:])
+	}
+	if e := Expression(true, false, &Part{Since: 12, Event: "ev1"}); !strings.HasSuffix(e, `})(true, false, {"since":12,"ev":"ev1"})`) {
+		t.Fatalf("Expression with a part ends %q", e[len(e)-40:])
 	}
 	if testing.Short() {
 		return // node's parse belongs to the browser tier: the unit tier starts no node
@@ -30,7 +33,7 @@ func TestScriptIsOneFunction(t *testing.T) {
 		t.Fatal("node not found: install Node.js 20 (Debian: apt-get install nodejs); it runs the Playwright driver too")
 	}
 	// Parse only: new Function compiles without running.
-	for _, e := range []string{expr, Call(true, false)} {
+	for _, e := range []string{expr, Call(true, false, nil), Call(false, true, &Part{Since: 3, Event: "x"})} {
 		cmd := exec.Command(node, "-e", "new Function('return ' + require('fs').readFileSync(0, 'utf8'))")
 		cmd.Stdin = strings.NewReader(e)
 		if out, err := cmd.CombinedOutput(); err != nil {

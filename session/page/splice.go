@@ -1,0 +1,108 @@
+// A snapshot after a change that walks only the part of the page that
+// changed, and puts it in the last snapshot's place of it.
+
+package page
+
+import (
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/watch"
+	"github.com/cloakmcp/cloakbrowser-mcp/snapshot"
+)
+
+// Playwright's walk of a page costs the same whatever changed: the table
+// fixture's 1,250 rows take a second after one cell changed. The watch
+// keeps, for each change it counts, the element whose subtree holds all
+// the change can alter, stamped with the base before it (watch.js: dirt);
+// a read asked for a part (partAsk) takes the common ancestor of the
+// changes since the last snapshot's base, widened to every element whose
+// name its content gives (a row, a link, a label, a fieldset's legend),
+// and refused where anything outside it could show the change: a name
+// taken by reference or a label's for, aria-owns, a pointer cursor a walk
+// carries down from an ancestor, a slot, a frame, the page's root, style
+// sheets with :has() or container queries (or :focus, :empty and validity
+// rules that show), a change of hover, rules, URL, animations or frames
+// since that base, focus moved to nothing. It sends that element an event
+// of a name made per process; the hand-off engine's listener in
+// Playwright's utility world keeps it, and "part:" hands it to a locator.
+// Playwright's own AI walk of it (the same code, options and ref counter
+// as the whole page's) then takes its lines' place in the last snapshot
+// (snapshot.Splice), which checks that the part is one element of a role
+// its parent never folds, whose ref is on exactly one line of the last
+// snapshot: same ref, same role and name, so its line is its own. Refs
+// outside the part keep what the whole walk gave them; an action reaches
+// them through the ref Playwright leaves on each element (partialAI).
+
+// partWalksOff turns part walks off (CLOAKBROWSER_MCP_PART_WALKS=off):
+// every snapshot after a change walks the whole page, as before them.
+var partWalksOff = os.Getenv("CLOAKBROWSER_MCP_PART_WALKS") == "off"
+
+// partAsk is what a read asks for when the tab's last snapshot can take
+// in a part of the page: a whole snapshot of this document with a base,
+// no frames, its focus marks and values true; nil otherwise.
+func (t *Tab) partAsk() *watch.Part {
+	if partWalksOff {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.snap
+	if s == nil || t.snapBase == 0 || t.snapMarksOff || s.doc != t.docNav || t.watchDoc != t.docNav ||
+		s.FramesNotLoaded > 0 || !t.watchable() || strings.Contains(s.Text, "- iframe") {
+		return nil
+	}
+	return &watch.Part{Since: t.snapBase, Event: partEvent}
+}
+
+// toldNoPart reports whether the watch told of a change after its last
+// read and said no part can hold the changes since since.
+func (t *Tab) toldNoPart(since int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.toldNew && t.lastTell.NoPart != "" && since <= t.lastTell.From
+}
+
+// splice is the page's snapshot made from walks of the parts of it read r
+// found (nil when r found none, or a part does not fit the last snapshot:
+// the caller walks the whole page).
+func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
+	if r == nil || r.Parts == 0 {
+		if r != nil && r.NoPart != "" {
+			t.c.env.Log.Debug().Int("tab", t.ID).Str("why", r.NoPart).Msg("snapshot: no part to walk")
+		}
+		return nil
+	}
+	t.mu.Lock()
+	last := t.snap
+	ok := last != nil && r.nav == t.lastNav && last.doc == t.docNav && !t.snapMarksOff
+	t.mu.Unlock()
+	if !ok || r.Parts > 4 {
+		return nil
+	}
+	start := time.Now()
+	text, walked := last.Text, 0
+	for i := range r.Parts {
+		timeout := snapshotBudget(ctx)
+		opts := playwright.LocatorAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
+		part, err := call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) {
+			return t.p.Locator(handoffEngine + "=part:").AriaSnapshot(opts)
+		})
+		if err != nil {
+			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part's walk failed; walking the page")
+			return nil
+		}
+		if text, err = snapshot.Splice(text, part, i == 0 && r.PartFocus); err != nil {
+			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part does not fit; walking the page")
+			return nil
+		}
+		walked += len(part)
+	}
+	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("part_chars", walked).Int("chars", len(text)).
+		Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked only the parts that changed")
+	return t.keepSnapshot(ctx, text, 0, true, r.NewBase, true)
+}

@@ -1,0 +1,243 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
+)
+
+// splicePage is a page as apps are: a cart list with buttons, a table whose
+// rows are named by their cells, a form with labels and a fieldset, cards a
+// class hides, a list a framework re-renders whole, a link, a disclosure,
+// a counter in the header; its Mutate button (in the footer, so focus moves
+// there) makes one or two of those changes, picked by a seeded generator.
+const splicePage = `<!doctype html><title>Splice</title>
+<style>.gone { display: none } .tip::after { content: " (new)" } li.sel { font-weight: bold }</style>
+<header><nav aria-label="Main"><a href="/a">Home</a> <a href="/b">Docs</a></nav><span id="count">0 items</span></header>
+<main>
+<h1>Shop</h1>
+<section aria-label="Cart"><h2>Cart</h2><ul id="cart"><li>Apple <button>Remove</button></li><li>Pear <button>Remove</button></li></ul></section>
+<section aria-label="Prices"><table id="tbl"><caption>Prices</caption><tr><th>Item</th><th>Price</th></tr><tr><td>Apple</td><td>1</td></tr><tr><td>Pear</td><td>2</td></tr></table></section>
+<form aria-label="Order"><label>Name <input id="name"></label><label><input type="checkbox" id="gift"> Gift</label>
+<fieldset><legend>Ship</legend><div id="ship"><p>Standard</p></div></fieldset></form>
+<div id="cards"><div class="card"><h3>Card one</h3><p>Text one</p><a href="/x">More one</a></div><div class="card"><h3>Card two</h3><p>Text two</p></div></div>
+<ol id="steps"><li>One</li><li>Two</li><li>Three</li></ol>
+<details id="det"><summary>More</summary><p>Hidden body</p></details>
+<div id="app"><ul id="todos"><li>none yet</li></ul></div>
+</main>
+<footer><p id="status">Ready</p><button id="mutate">Mutate</button></footer>
+<script>
+let seed = SEED;
+const rnd = n => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return (seed >>> 16) % n; };
+const words = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'kappa'];
+const $ = id => document.getElementById(id);
+const ops = [
+  () => { const li = document.createElement('li'); li.innerHTML = words[rnd(6)] + ' <button>Remove</button>'; $('cart').append(li); },
+  () => { const l = $('cart').children; if (l.length > 1) l[rnd(l.length)].remove(); },
+  () => { const tds = $('tbl').querySelectorAll('td'); tds[rnd(tds.length)].textContent = String(rnd(100)); },
+  () => { const r = $('tbl').insertRow(); r.innerHTML = '<td>' + words[rnd(6)] + '</td><td>' + rnd(9) + '</td>'; },
+  () => { $('count').textContent = rnd(10) + ' items'; },
+  () => { $('ship').innerHTML = '<p>' + words[rnd(6)] + '</p>'; },
+  () => { const c = $('cards').children[rnd(2)]; c.classList.toggle('gone'); },
+  () => { $('cards').querySelector('h3').textContent = 'Card ' + words[rnd(6)]; },
+  () => { $('todos').innerHTML = Array.from({length: 1 + rnd(4)}, (_, i) => '<li><input type=checkbox> ' + words[(i + rnd(6)) % 6] + '</li>').join(''); },
+  () => { const l = $('steps').children; l[rnd(l.length)].classList.toggle('tip'); },
+  () => { document.querySelector('nav a').textContent = words[rnd(6)]; },
+  () => { $('det').open = !$('det').open; },
+  () => { $('status').textContent = 'Step ' + rnd(50); },
+  () => { $('gift').checked = !$('gift').checked; },
+  () => { $('name').value = words[rnd(6)]; },
+  () => { const l = $('steps').children; l[rnd(l.length)].textContent = words[rnd(6)]; },
+];
+window.done = [];
+$('mutate').onclick = () => {
+  if (window.only !== undefined) { ops[window.only](); done.push(String(window.only)); return; }
+  const k = 1 + rnd(2); const did = []; for (let i = 0; i < k; i++) { const j = rnd(ops.length); did.push(j); ops[j](); } done.push(did.join('+'));
+};
+</script>`
+
+// spliceHostilePage has what a part walk must not miss: a node moved from
+// one list to another, text nodes changed in place, a clickable card (its
+// pointer cursor reaches its content), names taken by aria-labelledby and by
+// a label's for from elsewhere, a web component with a shadow root and a
+// slot, a :has() rule a checkbox drives, a sibling's ::before a class sets,
+// a select, the hidden attribute, aria-hidden, a keyed list a framework
+// reorders by moving its nodes, focus moved into a field and lost to the
+// page, a toast appended to the body; its Mutate button sits in the body.
+const spliceHostilePage = `<!doctype html><title>Hostile</title>
+<style>.card { cursor: pointer } li.on + li::before { content: "> " } HAS</style>
+<header><h1 id="ttl">Board</h1><span id="badge">0</span></header>
+<main>
+<label for="far">Far label <b id="farb">one</b></label>
+<ul id="la"><li>a1</li><li>a2</li><li>a3</li></ul><ul id="lb"><li>b1</li></ul>
+<div class="card"><h3>Clickable card</h3><p id="cardp">Body</p></div>
+<div role="group" aria-labelledby="glabel"><span id="glabel">Group label</span><button>In group</button></div>
+<p><span id="ext">External label</span></p><button aria-labelledby="ext">X</button>
+<x-card id="xc"><span slot="title">Slot title</span></x-card>
+<div id="hasbox"><label><input type="checkbox" id="hb"> Show more</label><p class="more">More text</p></div>
+<ol id="steps"><li>s1</li><li>s2</li><li>s3</li></ol>
+<select id="sel" aria-label="Pick"><option>One</option><option>Two</option></select>
+<p id="hid" hidden>Now visible</p>
+<div id="keyed"><ul id="kl"><li>K1 <button>Edit</button></li><li>K2 <button>Edit</button></li><li>K3 <button>Edit</button></li></ul></div>
+<input id="field" placeholder="Type">
+</main>
+<input id="far"><button id="mutate">Mutate</button>
+<script>
+customElements.define('x-card', class extends HTMLElement { constructor() { super();
+  this.attachShadow({mode: 'open'}).innerHTML = '<section aria-label="X card"><h4><slot name="title"></slot></h4><p id="in">Inner</p></section>'; } });
+let seed = SEED;
+const rnd = n => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return (seed >>> 16) % n; };
+const words = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'kappa'];
+const $ = id => document.getElementById(id);
+const ops = [
+  () => { const x = $('la').firstElementChild || $('lb').firstElementChild; (x.parentNode === $('la') ? $('lb') : $('la')).append(x); },
+  () => { const l = $('la').lastElementChild; if (l) l.firstChild.data = words[rnd(6)]; },
+  () => { $('cardp').textContent = words[rnd(6)]; },
+  () => { $('glabel').textContent = 'Group ' + words[rnd(6)]; },
+  () => { $('ext').firstChild.data = 'External ' + words[rnd(6)]; },
+  () => { $('farb').textContent = words[rnd(6)]; },
+  () => { $('xc').shadowRoot.getElementById('in').textContent = words[rnd(6)]; },
+  () => { $('xc').querySelector('[slot]').textContent = 'Slot ' + words[rnd(6)]; },
+  () => { $('hb').checked = !$('hb').checked; },
+  () => { const l = $('steps').children; l[rnd(l.length)].classList.toggle('on'); },
+  () => { $('sel').selectedIndex = 1 - $('sel').selectedIndex; },
+  () => { $('hid').hidden = !$('hid').hidden; },
+  () => { $('kl').append(...[...$('kl').children].reverse()); },
+  () => { $('kl').children[rnd(3)].firstChild.data = 'K' + rnd(9) + ' '; },
+  () => { $('field').focus(); },
+  () => { document.activeElement.blur(); },
+  () => { $('badge').textContent = String(rnd(99)); },
+  () => { const t = document.querySelector('[role=status]'); if (t) t.remove(); else { const d = document.createElement('div'); d.setAttribute('role', 'status'); d.textContent = 'Saved'; document.body.append(d); } },
+  () => { const b = $('lb'); b.getAttribute('aria-hidden') ? b.removeAttribute('aria-hidden') : b.setAttribute('aria-hidden', 'true'); },
+  () => { $('ttl').textContent = 'Board ' + words[rnd(6)]; },
+  () => { $('field').value = words[rnd(6)]; },
+];
+window.done = [];
+$('mutate').onclick = () => {
+  if (window.only !== undefined) { ops[window.only](); done.push(String(window.only)); return; }
+  const k = 1 + rnd(2); const did = []; for (let i = 0; i < k; i++) { const j = rnd(ops.length); did.push(j); ops[j](); } done.push(did.join('+'));
+};
+</script>`
+
+// TestASplicedSnapshotEqualsAWholeWalk: after each of many changes an app
+// makes (seeded, one or two at a time, on the two pages above, one of them
+// with a :has() rule), the snapshot the server answers — walked only where
+// the page changed, where it can be — is the text a walk of the whole page
+// gives right after, refs, focus marks and all; and many of them were
+// walks of parts.
+func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	const rounds, seeds = 30, 4
+	pages := map[string]string{}
+	for i := range seeds {
+		page := splicePage
+		if i%2 == 1 {
+			// The last one has a :has() rule, which no part can hold.
+			page = strings.Replace(spliceHostilePage, "HAS", map[bool]string{false: "", true: "#hasbox:has(input:checked) .more { display: block } .more { display: none }"}[i == seeds-1], 1)
+		}
+		pages["/"+strconv.Itoa(i)] = strings.Replace(page, "SEED", strconv.Itoa(7+i*31), 1)
+	}
+	url := serveHTML(t, pages)
+	spliced := 0
+	for seed := range seeds {
+		onPage(t, s, url+"/"+strconv.Itoa(seed), func(ctx context.Context, tab *page.Tab) {
+			aiSnapshot(ctx, t, tab)
+			for i := range rounds {
+				if spliceRound(ctx, t, tab, &log, fmt.Sprintf("page %d, round %d", seed, i)) {
+					spliced++
+				}
+			}
+		})
+	}
+	t.Logf("%d of %d snapshots walked only parts; reasons for the others: %v", spliced, rounds*seeds, noPartReasons(log.String()))
+	if spliced < rounds*seeds/2 {
+		t.Errorf("only %d of %d snapshots after a change walked only parts", spliced, rounds*seeds)
+	}
+}
+
+// TestPartsAreWalkedOnlyWhereTheyHold: each change of the hostile page
+// alone: those something outside their part would show (a clickable card's
+// pointer cursor, names taken by aria-labelledby or a label's for, focus
+// lost to the page, a toast added to the body) walk the whole page, the
+// others (a node moved between lists, a shadow root's text, a slotted
+// node, a checkbox, a select, a keyed list reordered, focus moved into a
+// field, the banner's counter and heading) walk only parts; all equal a
+// whole walk.
+func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", "", 1)})
+	whole := map[int]bool{2: true, 3: true, 4: true, 5: true, 15: true, 17: true}
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		for op := range 21 {
+			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; }`, op); err != nil {
+				t.Fatal(err)
+			}
+			aiSnapshot(ctx, t, tab) // the page's whole walk: the base of the next
+			if parts := spliceRound(ctx, t, tab, &log, fmt.Sprintf("change %d", op)); parts == whole[op] {
+				t.Errorf("change %d: parts walked %v, want %v (log: %v)", op, parts, !whole[op], noPartReasons(log.String()))
+			}
+		}
+	})
+}
+
+// spliceRound clicks the page's Mutate button, takes the snapshot after
+// it, and fails the test unless a whole walk right after gives the same
+// text (without focus marks when it was served: a click that only moved
+// focus to what it clicked, or to the page, is served the last snapshot,
+// whose diff leaves focus out). It reports whether the snapshot walked
+// only parts.
+func spliceRound(ctx context.Context, t *testing.T, tab *page.Tab, log *mcptest.SyncBuffer, what string) bool {
+	t.Helper()
+	const walkedParts = "walked only the parts that changed"
+	mutate, err := tab.Locate(ctx, "#mutate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(log.String(), walkedParts)
+	act(ctx, t, tab, mutate.Click(page.ClickOptions{}))
+	got := aiSnapshot(ctx, t, tab).Text
+	parts := strings.Count(log.String(), walkedParts) > before
+	did, err := tab.Evaluate(ctx, `() => done.at(-1)`) // the next snapshot walks the whole page
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := aiSnapshot(ctx, t, tab).Text
+	if !parts {
+		got, want = strings.ReplaceAll(got, " [active]", ""), strings.ReplaceAll(want, " [active]", "")
+	}
+	if got != want {
+		t.Fatalf("%s (changes %v, parts walked: %v): the snapshot after the change differs from a whole walk:\n%s", what, did, parts, lineDiff(got, want))
+	}
+	return parts
+}
+
+// noPartReasons counts the reasons the debug log gives for no part.
+func noPartReasons(log string) map[string]int {
+	out := map[string]int{}
+	for _, m := range regexp.MustCompile(`"why":"([^"]+)"[^\n]*no part to walk`).FindAllStringSubmatch(log, -1) {
+		out[m[1]]++
+	}
+	for _, m := range regexp.MustCompile(`"error":"([^"]{0,60})[^\n]*(does not fit|walk failed)`).FindAllStringSubmatch(log, -1) {
+		out[m[1]]++
+	}
+	return out
+}
+
+// lineDiff shows the lines where got and want first differ.
+func lineDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	lo := max(0, i-3)
+	return "got:\n" + strings.Join(g[lo:min(len(g), i+6)], "\n") + "\nwant:\n" + strings.Join(w[lo:min(len(w), i+6)], "\n")
+}

@@ -1,0 +1,159 @@
+package snapshot
+
+import (
+	"errors"
+	"strings"
+)
+
+// Splice puts part, Playwright's AI snapshot of one element, in place of
+// that element's lines in whole, the last AI snapshot of its page, and
+// returns the page's snapshot. The element is found by its ref: part's
+// first line is the element's own (the only line at its depth), and whole
+// holds exactly one line with that ref and that role; its lines are that
+// line and the deeper ones after it. Only an element of a role the AI
+// snapshot never unwraps, drops or folds into its parent qualifies (not a
+// generic, an image, a frame or text), so its lines stand for it alone and
+// nothing outside them depends on what they hold. dropActive takes the
+// focus marks off the lines outside the part (focus moved into it).
+//
+// The caller vouches that nothing outside the element changed since whole
+// was taken, and that its ref is unchanged (the same role and name: a ref
+// Playwright keeps only while both stay); Splice checks only the shape.
+func Splice(whole, part string, dropActive bool) (string, error) {
+	pl := strings.Split(strings.TrimRight(part, "\n"), "\n")
+	if len(pl) == 0 || !strings.HasPrefix(pl[0], "- ") {
+		return "", errors.New("splice: the part does not start with its element's line")
+	}
+	for _, l := range pl[1:] {
+		if !strings.HasPrefix(l, "  ") {
+			return "", errors.New("splice: the part has more than one element at its top")
+		}
+	}
+	role, ref := lineKey(pl[0])
+	switch role {
+	case "", "generic", "img", "iframe", "text":
+		return "", errors.New("splice: the part's element is of a role its parent can fold (" + role + ")")
+	}
+	if ref == "" {
+		return "", errors.New("splice: the part's element has no ref")
+	}
+	wl := strings.Split(whole, "\n")
+	at := -1
+	for i, l := range wl {
+		if r, f := lineKey(l); f == ref {
+			if at >= 0 || r != role {
+				return "", errors.New("splice: the element's line is not found once in the page's snapshot")
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return "", errors.New("splice: the element's ref is not in the page's snapshot")
+	}
+	depth := indentOf(wl[at])
+	end := at + 1
+	for end < len(wl) && indentOf(wl[end]) > depth {
+		end++
+	}
+	pad := strings.Repeat(" ", depth)
+	var b strings.Builder
+	b.Grow(len(whole) + len(part))
+	put := func(l string) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+	}
+	for _, l := range wl[:at] {
+		put(activeOff(l, dropActive))
+	}
+	for _, l := range pl {
+		put(pad + l)
+	}
+	for _, l := range wl[end:] {
+		put(activeOff(l, dropActive))
+	}
+	return b.String(), nil
+}
+
+// lineKey is the role and the ref of a snapshot line ("- role "name"
+// [ref=e4]: …", the key YAML-quoted when it must be); "" for what it
+// lacks. The ref is read from the marks after the name, never from the
+// name or the text after the key.
+func lineKey(l string) (role, ref string) {
+	s := strings.TrimLeft(l, " ")
+	if !strings.HasPrefix(s, "- ") {
+		return "", ""
+	}
+	s = s[2:]
+	if strings.HasPrefix(s, "'") {
+		// A single-quoted key: up to the quote not doubled.
+		var k strings.Builder
+		i := 1
+		for i < len(s) {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					k.WriteByte('\'')
+					i += 2
+					continue
+				}
+				break
+			}
+			k.WriteByte(s[i])
+			i++
+		}
+		s = k.String()
+	}
+	end := strings.IndexAny(s, " :")
+	if end < 0 {
+		end = len(s)
+	}
+	role, s = s[:end], s[end:]
+	if strings.HasPrefix(s, ` "`) {
+		// The name, a JSON string: past its closing quote.
+		i := 2
+		for i < len(s) && s[i] != '"' {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		s = s[min(i+1, len(s)):]
+	}
+	for strings.HasPrefix(s, " [") {
+		j := strings.IndexByte(s, ']')
+		if j < 0 {
+			break
+		}
+		if m, ok := strings.CutPrefix(s[:j], " [ref="); ok {
+			ref = m
+		}
+		s = s[j+1:]
+	}
+	return role, ref
+}
+
+func indentOf(l string) int {
+	return len(l) - len(strings.TrimLeft(l, " "))
+}
+
+// activeOff takes a line's focus mark off when drop is set: the " [active]"
+// of its key, before another mark, the key's end or its colon.
+func activeOff(l string, drop bool) string {
+	if !drop {
+		return l
+	}
+	const mark = " [active]"
+	for from := 0; ; {
+		i := strings.Index(l[from:], mark)
+		if i < 0 {
+			return l
+		}
+		i += from
+		rest := l[i+len(mark):]
+		if rest == "" || rest[0] == ':' || rest[0] == '\'' || strings.HasPrefix(rest, " [") {
+			return l[:i] + rest
+		}
+		from = i + len(mark)
+	}
+}

@@ -1,0 +1,83 @@
+package snapshot
+
+import (
+	"strings"
+	"testing"
+)
+
+const spliceWhole = `- generic [active] [ref=e1]:
+  - banner [ref=e2]:
+    - heading "Shop: deals" [level=1] [ref=e3]
+  - main [ref=e4]:
+    - list [ref=e5]:
+      - listitem [ref=e6]: Apples
+      - listitem [ref=e7]: Pears
+    - 'button "Add: one" [ref=e8] [cursor=pointer]'
+  - contentinfo [ref=e9]: footer [ref=e5] text`
+
+// TestSpliceReplacesTheElementsLines: the part takes the place of its
+// element's line and the deeper lines after it, at its depth; the rest
+// stays, and the focus marks outside go only when asked.
+func TestSpliceReplacesTheElementsLines(t *testing.T) {
+	part := "- list [ref=e5]:\n  - listitem [ref=e6]: Apples\n  - listitem [ref=e10]: Plums\n  - listitem [ref=e7]: Pears"
+	got, err := Splice(spliceWhole, part, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(spliceWhole, "      - listitem [ref=e6]: Apples\n", "      - listitem [ref=e6]: Apples\n      - listitem [ref=e10]: Plums\n", 1)
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	got, err = Splice(spliceWhole, "- list [ref=e5]:\n  - listitem [active] [ref=e6]: Apples", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "- generic [ref=e1]:\n") || !strings.Contains(got, "- listitem [active] [ref=e6]: Apples") || strings.Contains(got, "Pears") {
+		t.Fatalf("focus marks or lines wrong:\n%s", got)
+	}
+	// A single-quoted key, and a ref-like text after a key, are read right.
+	got, err = Splice(spliceWhole, "- button \"Add: one\" [ref=e8] [cursor=pointer]:\n  - text: x", false)
+	if err != nil || !strings.Contains(got, "    - button \"Add: one\" [ref=e8] [cursor=pointer]:\n      - text: x\n  - contentinfo") {
+		t.Fatalf("quoted key: %v\n%s", err, got)
+	}
+}
+
+// TestSpliceRefusesWhatItCannotPlace: a part that is not one element of a
+// role that stands alone, or whose ref the page's snapshot does not hold
+// once with that role, is refused.
+func TestSpliceRefusesWhatItCannotPlace(t *testing.T) {
+	for name, part := range map[string]string{
+		"generic":          "- generic [ref=e5]:\n  - text: a",
+		"two at the top":   "- list [ref=e5]\n- list [ref=e11]",
+		"no ref":           "- list:\n  - listitem: a",
+		"unknown ref":      "- list [ref=e55]:\n  - listitem: a",
+		"other role":       "- navigation [ref=e5]:\n  - listitem: a",
+		"text":             "- text: hello",
+		"not a line":       "list [ref=e5]",
+		"ref only in text": "- contentinfo [ref=e99]: x",
+	} {
+		if got, err := Splice(spliceWhole, part, false); err == nil {
+			t.Errorf("%s: spliced\n%s", name, got)
+		}
+	}
+	// The ref in the footer's text is not the list's line.
+	dup := spliceWhole + "\n- list [ref=e5]"
+	if _, err := Splice(dup, "- list [ref=e5]", false); err == nil {
+		t.Error("a ref on two lines was spliced")
+	}
+}
+
+func TestLineKey(t *testing.T) {
+	for l, want := range map[string][2]string{
+		`  - heading "Shop: deals" [level=1] [ref=e3]`:          {"heading", "e3"},
+		`- 'button "it''s [ref=e1]" [ref=e8] [cursor=pointer]'`: {"button", "e8"},
+		`- link "a \" [ref=e2]" [ref=f1e9]:`:                    {"link", "f1e9"},
+		`- contentinfo [ref=e9]: footer [ref=e5] text`:          {"contentinfo", "e9"},
+		`  - text: [ref=e3]`:                                    {"text", ""},
+		`- /url: https://x`:                                     {"/url", ""},
+	} {
+		if r, f := lineKey(l); r != want[0] || f != want[1] {
+			t.Errorf("lineKey(%q) = %q, %q; want %q, %q", l, r, f, want[0], want[1])
+		}
+	}
+}
