@@ -355,12 +355,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     if (!(since > id0 && since <= id)) return 'base';
     if (brk) return brk;
     if (quietFrom > since) return 'since ' + quietWhy;
-    const fl = flags();
-    if (fl === null) return 'sheets';
     let f = 0;
-    // Each change's element, and whether a sibling combinator carries it
-    // to the siblings after it (its part is its parent's then).
-    const els = new Map();
+    const hit = [];
     for (const [s, x, ff] of dirty) {
       if (s < since) continue;
       f |= ff;
@@ -369,6 +365,15 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!x.isConnected) continue;
       const e = lift(x);
       if (!e) return 'lift';
+      hit.push([e, ff]);
+    }
+    if (!hit.length && !(f & 1)) return 'none';
+    const fl = flags();
+    if (fl === null) return 'sheets';
+    // Each change's element, and whether a sibling combinator carries it
+    // to the siblings after it (its part is its parent's then).
+    const els = new Map();
+    for (const [e, ff] of hit) {
       const sib = (ff & 4) && (fl & 16) && !!e.parentElement;
       els.set(e, els.get(e) || sib);
     }
