@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
@@ -69,7 +71,8 @@ $('mutate').onclick = () => {
 // slot, a :has() rule a checkbox drives, a sibling's ::before a class sets,
 // a select, the hidden attribute, aria-hidden, a keyed list a framework
 // reorders by moving its nodes, focus moved into a field and lost to the
-// page, a toast appended to the body; its Mutate button sits in the body.
+// page, a toast added to the body and taken away, a dialog added to it;
+// its Mutate button sits in the body.
 const spliceHostilePage = `<!doctype html><title>Hostile</title>
 <style>.card { cursor: pointer } li.on + li::before { content: "> " } HAS</style>
 <header><h1 id="ttl">Board</h1><span id="badge">0</span></header>
@@ -117,6 +120,9 @@ const ops = [
   () => { const b = $('lb'); b.getAttribute('aria-hidden') ? b.removeAttribute('aria-hidden') : b.setAttribute('aria-hidden', 'true'); },
   () => { $('ttl').textContent = 'Board ' + words[rnd(6)]; },
   () => { $('field').value = words[rnd(6)]; },
+  () => { const d = document.createElement('div'); d.setAttribute('role', 'dialog'); d.setAttribute('aria-label', 'Modal ' + words[rnd(6)]);
+    d.innerHTML = '<h2>Confirm</h2><p>Sure?</p><button>OK</button>'; document.body.append(d); },
+  () => { const d = [...document.querySelectorAll('[role=dialog]')].at(-1); if (d) d.querySelector('p').textContent = 'Sure ' + words[rnd(6)] + '?'; },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -165,18 +171,18 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 // TestPartsAreWalkedOnlyWhereTheyHold: each change of the hostile page
 // alone: those something outside their part would show (a clickable card's
 // pointer cursor, names taken by aria-labelledby or a label's for, focus
-// lost to the page, a toast added to the body) walk the whole page, the
-// others (a node moved between lists, a shadow root's text, a slotted
-// node, a checkbox, a select, a keyed list reordered, focus moved into a
-// field, the banner's counter and heading) walk only parts; all equal a
-// whole walk.
+// lost to the page) walk the whole page, the others (a node moved between
+// lists, a shadow root's text, a slotted node, a checkbox, a select, a
+// keyed list reordered, focus moved into a field, the banner's counter and
+// heading, a toast and a dialog added at the end of the body, a change in
+// that dialog) walk only parts; all equal a whole walk.
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", "", 1)})
-	whole := map[int]bool{2: true, 3: true, 4: true, 5: true, 15: true, 17: true}
+	whole := map[int]bool{2: true, 3: true, 4: true, 5: true, 15: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
-		for op := range 21 {
+		for op := range 23 {
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; }`, op); err != nil {
 				t.Fatal(err)
 			}
@@ -240,4 +246,42 @@ func lineDiff(got, want string) string {
 	}
 	lo := max(0, i-3)
 	return "got:\n" + strings.Join(g[lo:min(len(g), i+6)], "\n") + "\nwant:\n" + strings.Join(w[lo:min(len(w), i+6)], "\n")
+}
+
+// TestARefOutsideAPartActsAfterLaterChanges: after a snapshot that walked
+// only a part, the page changes that part again by itself; an action on a
+// ref outside it (whose snapshot no longer stands, so it is looked up)
+// still finds its element, though Playwright's ref map is the last part's.
+func TestARefOutsideAPartActsAfterLaterChanges(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Later</title>
+<main><section aria-label="A"><button onclick="this.textContent = 'A pressed'">Press A</button></section>
+<section aria-label="B"><ul id="b"><li>one</li></ul>
+<button onclick="const add = (t) => { const li = document.createElement('li'); li.textContent = t; document.getElementById('b').append(li); };
+add('two'); setTimeout(() => { add('three'); document.title = 'three'; }, 300);">Add</button></section></main>`})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		first := aiSnapshot(ctx, t, tab)
+		press := buttonRef(t, first.Text, "Press A")
+		add, err := tab.LocateToAct(ctx, buttonRef(t, first.Text, "Add"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := strings.Count(log.String(), "walked only the parts that changed")
+		act(ctx, t, tab, add.Click(page.ClickOptions{}))
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "two")
+		if strings.Count(log.String(), "walked only the parts that changed") == before {
+			t.Fatalf("the snapshot after the click walked the whole page; this test needs a part walk")
+		}
+		testtier.EventuallyState(t, 5*time.Second, "the page's later change", func() (bool, string) {
+			title, _ := tab.Title(ctx) // no script of ours: the watch keeps its word
+			return title == "three", title
+		})
+		el, err := tab.LocateToAct(ctx, press)
+		if err != nil {
+			t.Fatalf("the ref outside the part after a later change: %v", err)
+		}
+		act(ctx, t, tab, el.Click(page.ClickOptions{}))
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "A pressed")
+	})
 }

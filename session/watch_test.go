@@ -417,8 +417,8 @@ func act(ctx context.Context, t *testing.T, tab *page.Tab, steps ...page.Step) {
 // TestWatchToldChangeIsWalkedAtOnce: a change the page makes on its own
 // after a snapshot (when its server, polled, lets it) is told by the watch,
 // and the next snapshot walks the page without reading it first (a part of
-// the page cannot hold it: it is added to the body, and the watch's tell
-// says so). It shows
+// the page cannot hold it: it is added at the start of the body, and the
+// watch's tell says so). It shows
 // the change, and the snapshot after it is served again (its base stands).
 // When the page sets its title in a later task, that title is told too
 // and the answer names it; as that change came after the base the watch
@@ -441,7 +441,7 @@ setInterval(async () => {
   const allowed = Number(await (await fetch('/allowed')).text());
   const n = document.querySelectorAll('p').length + 1;
   if (n > allowed) return;
-  const li = document.createElement('p'); li.textContent = 'Item ' + n; document.body.append(li);
+  const li = document.createElement('p'); li.textContent = 'Item ' + n; document.body.prepend(li);
   const retitle = () => { document.title = 'Told ' + n; };
   if (n === 3) setTimeout(retitle, 50); else retitle();
 }, 30);

@@ -29,7 +29,7 @@ func Splice(whole, part string, dropActive bool) (string, error) {
 			return "", errors.New("splice: the part has more than one element at its top")
 		}
 	}
-	role, ref := lineKey(pl[0])
+	role, ref := LineKey(pl[0])
 	switch role {
 	case "", "generic", "img", "iframe", "text":
 		return "", errors.New("splice: the part's element is of a role its parent can fold (" + role + ")")
@@ -40,7 +40,7 @@ func Splice(whole, part string, dropActive bool) (string, error) {
 	wl := strings.Split(whole, "\n")
 	at := -1
 	for i, l := range wl {
-		if r, f := lineKey(l); f == ref {
+		if r, f := LineKey(l); f == ref {
 			if at >= 0 || r != role {
 				return "", errors.New("splice: the element's line is not found once in the page's snapshot")
 			}
@@ -76,11 +76,54 @@ func Splice(whole, part string, dropActive bool) (string, error) {
 	return b.String(), nil
 }
 
-// lineKey is the role and the ref of a snapshot line ("- role "name"
+// Append adds part, Playwright's AI snapshot of an element added at the end
+// of the page's body, after the last lines of whole, the page's last AI
+// snapshot, whose one top line must be the body's own (bodyRef: the caller
+// checked the ref is the body's), with children. The part's top lines
+// become the body's last children. Refused where the body's last child line
+// is text (it may be the body's ::after content, which comes after any
+// child, or run into the part's text) or the part starts with text (it
+// would run into the body's).
+func Append(whole, part, bodyRef string) (string, error) {
+	part = strings.TrimRight(part, "\n")
+	if part == "" {
+		return whole, nil
+	}
+	wl := strings.Split(whole, "\n")
+	if _, ref := LineKey(wl[0]); ref != bodyRef || indentOf(wl[0]) != 0 || !strings.HasSuffix(wl[0], ":") || len(wl) < 2 {
+		return "", errors.New("append: the page's snapshot does not start with the body's line")
+	}
+	last := ""
+	for _, l := range wl[1:] {
+		switch d := indentOf(l); {
+		case d == 0:
+			return "", errors.New("append: the page's snapshot has more than the body at its top")
+		case d == 2:
+			last = l
+		}
+	}
+	if strings.HasPrefix(last, "  - text:") {
+		return "", errors.New("append: the body's last child is text")
+	}
+	pl := strings.Split(part, "\n")
+	if r, _ := LineKey(pl[0]); r == "text" || !strings.HasPrefix(pl[0], "- ") {
+		return "", errors.New("append: the part starts with text")
+	}
+	var b strings.Builder
+	b.Grow(len(whole) + len(part) + 2*len(pl))
+	b.WriteString(whole)
+	for _, l := range pl {
+		b.WriteString("\n  ")
+		b.WriteString(l)
+	}
+	return b.String(), nil
+}
+
+// LineKey is the role and the ref of a snapshot line ("- role "name"
 // [ref=e4]: …", the key YAML-quoted when it must be); "" for what it
 // lacks. The ref is read from the marks after the name, never from the
 // name or the text after the key.
-func lineKey(l string) (role, ref string) {
+func LineKey(l string) (role, ref string) {
 	s := strings.TrimLeft(l, " ")
 	if !strings.HasPrefix(s, "- ") {
 		return "", ""
@@ -131,6 +174,16 @@ func lineKey(l string) (role, ref string) {
 		s = s[j+1:]
 	}
 	return role, ref
+}
+
+// ActiveOff takes every focus mark off text (focus moved to an element
+// whose lines come anew).
+func ActiveOff(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = activeOff(l, true)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func indentOf(l string) int {

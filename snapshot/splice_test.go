@@ -76,8 +76,39 @@ func TestLineKey(t *testing.T) {
 		`  - text: [ref=e3]`:                                    {"text", ""},
 		`- /url: https://x`:                                     {"/url", ""},
 	} {
-		if r, f := lineKey(l); r != want[0] || f != want[1] {
-			t.Errorf("lineKey(%q) = %q, %q; want %q, %q", l, r, f, want[0], want[1])
+		if r, f := LineKey(l); r != want[0] || f != want[1] {
+			t.Errorf("LineKey(%q) = %q, %q; want %q, %q", l, r, f, want[0], want[1])
 		}
+	}
+}
+
+// TestAppendAddsAfterTheBodysLastChild: an element added at the end of the
+// body goes after the last lines, one level under the body's line; refused
+// when the top line is not the body's, the body's last child is text, or
+// the part starts with text.
+func TestAppendAddsAfterTheBodysLastChild(t *testing.T) {
+	got, err := Append(spliceWhole, "- dialog \"Modal\" [ref=e20]:\n  - button \"OK\" [ref=e21]", "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := spliceWhole + "\n  - dialog \"Modal\" [ref=e20]:\n    - button \"OK\" [ref=e21]"; got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if got, err := Append(spliceWhole, "", "e1"); err != nil || got != spliceWhole {
+		t.Errorf("an empty part changed the snapshot: %v", err)
+	}
+	for name, c := range map[string][3]string{
+		"not the body":          {spliceWhole, "- status [ref=e20]: Saved", "e2"},
+		"two at the top":        {spliceWhole + "\n- list [ref=e30]", "- status [ref=e20]: Saved", "e1"},
+		"text last":             {"- generic [ref=e1]:\n  - list [ref=e2]\n  - text: tail", "- status [ref=e20]: Saved", "e1"},
+		"part starts with text": {spliceWhole, "- text: hello", "e1"},
+		"no children":           {"- generic [ref=e1]", "- status [ref=e20]: Saved", "e1"},
+	} {
+		if got, err := Append(c[0], c[1], c[2]); err == nil {
+			t.Errorf("%s: appended\n%s", name, got)
+		}
+	}
+	if got := ActiveOff("- generic [active] [ref=e1]:\n  - button \"[active]\" [active] [ref=e2]"); got != "- generic [ref=e1]:\n  - button \"[active]\" [ref=e2]" {
+		t.Errorf("ActiveOff: %q", got)
 	}
 }

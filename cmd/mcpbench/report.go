@@ -46,6 +46,9 @@ func rowSpecs() []rowSpec {
 			rows = append(rows, spec("snapshot "+p.Name+", after its own change", "ms", 0.8))
 		}
 	}
+	for _, c := range innerChanges {
+		rows = append(rows, spec("snapshot "+c.page+", after a change inside it", "ms", 0.8))
+	}
 	for _, p := range fixturePages {
 		rows = append(rows, spec("snapshot "+p.Name+", repeated", "ms", 0.2))
 	}

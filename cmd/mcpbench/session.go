@@ -229,7 +229,12 @@ func (b *bench) session(ctx context.Context, p *proc, res *results) {
 	}
 	for _, pg := range fixturePages {
 		if slices.Contains(selfChangePages, pg.Name) && ctx.Err() == nil {
-			b.selfChangedSnapshot(ctx, p, res, pg.Name, pg.Path)
+			b.selfChangedSnapshot(ctx, p, res, "snapshot "+pg.Name+", after its own change", pg.Path, changeItself, "Bench tock", selfChangeDelay)
+		}
+	}
+	for _, c := range innerChanges {
+		if ctx.Err() == nil {
+			b.selfChangedSnapshot(ctx, p, res, "snapshot "+c.page+", after a change inside it", c.page+".html", c.fn, c.marker, c.delay)
 		}
 	}
 	b.formSession(ctx, p, res)
@@ -487,23 +492,41 @@ func addParagraphLater(text string, d time.Duration) string {
 	return fmt.Sprintf("() => { setTimeout(() => { const p = document.createElement('p'); p.textContent = %q; document.body.append(p); }, %d); }", text, d.Milliseconds())
 }
 
-// selfChangedSnapshot times a snapshot of a page that changed by itself
-// since the server's last snapshot, as pages do when a timer fires or a
-// response arrives: changeItself, a snapshot before it fires (untimed:
+// innerChanges are changes a page makes by itself inside its content, as
+// an app updates a list or a cell: a list item added to the article's
+// first list, a cell of the table's body rewritten (after the table's
+// walk: 2.5 s).
+var innerChanges = []struct {
+	page, fn, marker string
+	delay            time.Duration
+}{
+	{"article", "() => { setTimeout(() => { const l = document.querySelector('article ul, article ol'); const li = document.createElement('li'); li.textContent = 'Bench item'; l.append(li); }, 600); }", "Bench item", selfChangeDelay},
+	{"table", "() => { setTimeout(() => { const c = document.querySelectorAll('tbody td')[1234]; c.textContent = 'Bench cell'; }, 2500); }", "Bench cell", 2500 * time.Millisecond},
+}
+
+// selfChangedSnapshot times, as row key, a snapshot of a page that changed
+// by itself since the server's last snapshot, as pages do when a timer
+// fires or a response arrives: fn, which makes the change (showing marker)
+// delay after it runs, a snapshot before it fires (untimed:
 // browser_evaluate makes our server's next snapshot a whole walk whatever
 // it did, as its watch cannot vouch for a script of the agent's), the
-// change, then the snapshot timed. Both servers walk the changed page; ours
-// knows it changed without asking (its watch told it).
-func (b *bench) selfChangedSnapshot(ctx context.Context, p *proc, res *results, page, path string) {
-	to, key := b.cfg.callTimeout, "snapshot "+page+", after its own change"
+// change, then the snapshot timed. Upstream walks the changed page; ours
+// knows it changed without asking (its watch told it), and walks only
+// what changed where it can.
+func (b *bench) selfChangedSnapshot(ctx context.Context, p *proc, res *results, key, path, fn, marker string, delay time.Duration) {
+	to := b.cfg.callTimeout
+	start := time.Now()
 	for _, step := range []struct {
 		tool string
 		args map[string]any
 	}{
 		{"browser_navigate", map[string]any{"url": b.url(path)}},
-		{"browser_evaluate", map[string]any{"function": changeItself}},
+		{"browser_evaluate", map[string]any{"function": fn}},
 		{"browser_snapshot", map[string]any{}},
 	} {
+		if step.tool == "browser_evaluate" {
+			start = time.Now()
+		}
 		if _, err := p.call(ctx, step.tool, step.args, to); err != nil {
 			res.fail(key, fmt.Errorf("%s: %w", step.tool, err))
 			return
@@ -512,14 +535,14 @@ func (b *bench) selfChangedSnapshot(ctx context.Context, p *proc, res *results, 
 	select {
 	case <-ctx.Done():
 		return
-	case <-time.After(selfChangeDelay + 300*time.Millisecond):
+	case <-time.After(max(time.Until(start.Add(delay+300*time.Millisecond)), 300*time.Millisecond)):
 	}
 	r, err := p.call(ctx, "browser_snapshot", map[string]any{}, to)
 	if err != nil {
 		res.fail(key, err)
 		return
 	}
-	if !strings.Contains(r.Observed(), "Bench tock") {
+	if !strings.Contains(r.Observed(), marker) {
 		res.note(key, "the snapshot does not show the change")
 	}
 	res.add(key, b.ms(r.Dur))

@@ -17,7 +17,8 @@
 // once each, the elements the watch last sent its part events from (named
 // per process, so the page cannot send them; the first one starts the list
 // anew), in the order sent: the parts of the page a snapshot walks when
-// only they changed (splice.go). The listeners are set at the
+// only they changed (splice.go); "isbody:R" matches the body if Playwright's
+// walks gave it ref R. The listeners are set at the
 // engine's first query ("warm:" as a document commits, Tab.warmInjected),
 // not as the engine is made: Playwright makes every engine in the page's own
 // world too, where the page can watch addEventListener; it queries a
@@ -36,6 +37,10 @@ return {
 		const i = body.indexOf(':');
 		if (i < 0) return [];
 		const verb = body.slice(0, i), key = body.slice(i + 1);
+		if (verb === 'isbody') {
+			const b = document.body, a = b && b._ariaRef;
+			return a && a.ref === key && root.contains(b) ? [b] : [];
+		}
 		if (verb === 'part') {
 			const el = parts.shift();
 			return el && el.isConnected && root.contains(el) ? [el] : [];

@@ -6,6 +6,7 @@ package page
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,6 +87,18 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 	}
 	start := time.Now()
 	text, walked := last.Text, 0
+	bodyRef := ""
+	if slices.Contains(r.PartKinds, 1) {
+		// Parts added at the end of the body go after the last lines:
+		// only where the one top line is the body's.
+		first, _, _ := strings.Cut(text, "\n")
+		_, bodyRef = snapshot.LineKey(first)
+		n, err := t.count(ctx, t.p.Locator(handoffEngine+"=isbody:"+bodyRef))
+		if bodyRef == "" || err != nil || n != 1 {
+			t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: the last snapshot's top is not the body; walking the page")
+			return nil
+		}
+	}
 	for i := range r.Parts {
 		timeout := snapshotBudget(ctx)
 		opts := playwright.LocatorAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
@@ -96,7 +109,15 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part's walk failed; walking the page")
 			return nil
 		}
-		if text, err = snapshot.Splice(text, part, i == 0 && r.PartFocus); err != nil {
+		if i < len(r.PartKinds) && r.PartKinds[i] == 1 {
+			if r.PartFocus && i == 0 {
+				text = snapshot.ActiveOff(text)
+			}
+			text, err = snapshot.Append(text, part, bodyRef)
+		} else {
+			text, err = snapshot.Splice(text, part, i == 0 && r.PartFocus)
+		}
+		if err != nil {
 			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part does not fit; walking the page")
 			return nil
 		}

@@ -120,6 +120,10 @@ type Read struct {
 	Parts     int    `json:"p"`
 	PartFocus bool   `json:"pf"`
 	NoPart    string `json:"pw"`
+	// PartKinds says, per part, 1 for an element added at the end of the
+	// body since that base (its lines go after the last snapshot's), 0
+	// for one whose lines it replaces; nil for all 0.
+	PartKinds []int `json:"pk"`
 }
 
 // SameAs reports whether the page is as it was at base.

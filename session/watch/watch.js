@@ -230,6 +230,18 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (const e of ids) if (document.querySelector('[aria-labelledby~="' + CSS.escape(e.id) + '"]')) return true;
     return false;
   };
+  // appended tells whether a record only added nodes at the end of the
+  // body (a toast, a dialog, a portal's container): each added element is
+  // left as dirt of its own (flag 8), a part of the page added after the
+  // last snapshot's lines (partRoots), as the body's own part would be the
+  // whole page.
+  const blank = x => x.nodeType === 8 || (x.nodeType === 3 && !x.data.trim());
+  const appended = r => {
+    if (r.type !== 'childList' || r.target !== document.body || r.nextSibling !== null) return false;
+    for (const x of r.removedNodes) if (!blank(x)) return false;
+    for (const x of r.addedNodes) if (x.nodeType !== 1 && !blank(x)) return false;
+    return true;
+  };
   // touched is the element a counted record leaves as dirt; undefined for
   // none (the head the page does not show, save its sheets); null when no
   // part can hold it. Sibling selectors: an attribute leaves its element's
@@ -332,16 +344,18 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // above every element whose name its content gives (a link, a row, a
   // label, a fieldset's legend: their names, and so their refs, may have
   // changed), at one that stands on its own.
-  const rootFor = e => {
+  const rootFor = (e, tail) => {
     let R = e;
     for (let a = e; a && a !== document.body; a = a.parentElement) {
       const k = fromContent(a);
       if (k) R = a.parentElement;
       if (k === 2 && R) R = R.parentElement;
     }
-    while (R && R !== document.body && !stands(R)) R = R.parentElement;
+    while (R && R !== document.body && !stands(R) && !tail.has(R)) R = R.parentElement;
     return R;
   };
+  // inert elements of the body a walk shows nothing of.
+  const unseen = new Set(['script', 'style', 'template', 'noscript']);
   // partRoots lists the elements walks of only parts of the page must
   // cover for the changes since base since, in document order, or says why
   // there are none (a string): for each change rootFor, and the element
@@ -356,18 +370,28 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     if (brk) return brk;
     if (quietFrom > since) return 'since ' + quietWhy;
     let f = 0;
-    const hit = [];
+    const hit = [], tail = new Set();
     for (const [s, x, ff] of dirty) {
       if (s < since) continue;
       f |= ff;
       if (x === FOCUS) continue;
       if (x === null) return 'poison';
       if (!x.isConnected) continue;
+      if ((ff & 8) && x.parentNode === document.body) { tail.add(x); continue; }
       const e = lift(x);
       if (!e) return 'lift';
       hit.push([e, ff]);
     }
-    if (!hit.length && !(f & 1)) return 'none';
+    if (!hit.length && !tail.size && !(f & 1)) return 'none';
+    // The elements added at the end of the body must be all that follows
+    // the first of them (bar what a walk never shows).
+    if (tail.size) {
+      let seen = false;
+      for (let x = document.body.firstChild; x; x = x.nextSibling) {
+        if (tail.has(x)) { seen = true; continue; }
+        if (seen && !blank(x) && !(x.nodeType === 1 && unseen.has(x.localName))) return 'tail';
+      }
+    }
     const fl = flags();
     if (fl === null) return 'sheets';
     // Each change's element, and whether a sibling combinator carries it
@@ -387,7 +411,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       roots.push(P);
       return true;
     };
-    for (const [e, sib] of els) if (!add(rootFor(sib || (fl & 2) ? e.parentElement || e : e))) return 'root';
+    for (const x of tail) add(x);
+    for (const [e, sib] of els) if (!add(rootFor(sib || (fl & 2) ? e.parentElement || e : e, tail))) return 'root';
     if (f & 1) {
       const F = lift(deepFocus());
       if (!F || F === body || F === document.documentElement) return 'focus';
@@ -426,7 +451,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
     }
     roots.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
-    return { roots, f };
+    return { roots, f, kinds: roots.map(P => tail.has(P) ? 1 : 0) };
   };
   const count = (rs, tell) => {
     named = undefined;
@@ -434,6 +459,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (const r of rs) {
       if (inert(r)) continue;
       k++;
+      if (appended(r)) {
+        for (const x of r.addedNodes) if (x.nodeType === 1) dirt(x, 8);
+        continue;
+      }
       const x = touched(r);
       if (x !== undefined) dirt(x, r.type === 'attributes' ? 4 : 0);
     }
@@ -659,6 +688,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         p.roots.forEach((e, i) => e.dispatchEvent(new CustomEvent(i ? part.ev + 'n' : part.ev)));
         out.p = p.roots.length;
         out.pf = (p.f & 1) !== 0;
+        if (p.kinds.some(k => k)) out.pk = p.kinds;
       }
     }
     if (mark) {
