@@ -234,7 +234,7 @@ func (b *bench) session(ctx context.Context, p *proc, res *results) {
 	}
 	for _, c := range innerChanges {
 		if ctx.Err() == nil {
-			b.selfChangedSnapshot(ctx, p, res, "snapshot "+c.page+", after a change inside it", c.page+".html", c.fn, c.marker, c.delay)
+			b.selfChangedSnapshot(ctx, p, res, "snapshot "+c.page+", after a change inside it", "/"+c.page+".html", c.fn, c.marker, c.delay)
 		}
 	}
 	b.formSession(ctx, p, res)
@@ -548,11 +548,14 @@ func (b *bench) selfChangedSnapshot(ctx context.Context, p *proc, res *results, 
 	res.add(key, b.ms(r.Dur))
 }
 
-// changeLater adds a paragraph to the page 100 ms after it runs: a change
-// every snapshot shows, so the next one is a whole walk on both servers (a
-// data-* attribute no style sheet names, which it used to set, is a change
-// no snapshot can show, and the watch no longer counts it).
-var changeLater = addParagraphLater("Bench tick", 100*time.Millisecond)
+// changeLater adds a paragraph at the start of the page's body 100 ms after
+// it runs: a change every snapshot shows, and one no part of the page holds
+// (a node added to the body elsewhere than at its end), so the next
+// snapshot is a whole walk on both servers (a data-* attribute no style
+// sheet names, which it used to set, is a change no snapshot can show, and
+// the watch no longer counts it; a paragraph added at the end of the body,
+// which it added until part walks, is a part of the page of its own).
+var changeLater = fmt.Sprintf("() => { setTimeout(() => { const p = document.createElement('p'); p.textContent = %q; document.body.prepend(p); }, %d); }", "Bench tick", 100)
 
 // changePage makes the page change after the server's last snapshot of
 // it: changeLater, then a wait for it to land.

@@ -274,7 +274,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
       dirt(FOCUS, 1);
     }
-    return hovered ? 'hover ' + old.hover.map(e => e.localName).join('.') + ' to ' + now.hover.map(e => e.localName).join('.') : anim ? 'animation' : now.rules !== old.rules || s.added > 0 ? 'rules' :
+    return hovered ? 'hover' : anim ? 'animation' : now.rules !== old.rules || s.added > 0 ? 'rules' :
       now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
   };
   // What the page's style sheets can do that a part cannot hold, per sheet
