@@ -254,12 +254,15 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 		}
 		loc := t.p.Locator("aria-ref=" + at)
 		n, err := t.count(ctx, loc)
-		if err == nil && n == 0 && t.partialAI() && t.hasRef(ref) {
-			// A part of the page was walked since: snapshot it whole (its
-			// elements keep their refs), then look again. That snapshot
-			// may itself walk only what changed (splice.go): then the ref
-			// is found by the mark Playwright's walks leave on its
-			// element, which the snapshot just showed.
+		if err == nil && n == 0 && t.partialAI() && (t.hasRef(ref) || t.hasRef(at)) {
+			// A part of the page was walked since (a part snapshot, or a
+			// snapshot that walked only what changed): Playwright's
+			// aria-ref= resolves against that walk. Snapshot the page
+			// (its elements keep their refs), then look again. That
+			// snapshot may itself walk only parts (splice.go): then the
+			// ref, if it shows it, is found by the mark Playwright's walks
+			// leave on its element, which the parts just renewed where the
+			// page changed.
 			if _, serr := t.AISnapshot(ctx, SnapshotOptions{}); serr == nil {
 				if t.partialAI() && t.hasRef(at) {
 					loc = t.p.Locator(handoffEngine + "=aref:" + at)
