@@ -131,6 +131,10 @@ $('mutate').onclick = () => {
 };
 </script>`
 
+// filler is a section of enough text that a page holding it is worth
+// walking in parts (page.partMinChars).
+var filler = `<section aria-label="Reading"><ul>` + strings.Repeat(`<li>A line of reading that fills the page</li>`, 40) + `</ul></section>`
+
 // TestASplicedSnapshotEqualsAWholeWalk: after each of many changes an app
 // makes (seeded, one or two at a time, on the two pages above, one of them
 // with a :has() rule), the snapshot the server answers — walked only where
@@ -148,7 +152,7 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 			// The last one has a :has() rule, which no part can hold.
 			page = strings.Replace(spliceHostilePage, "HAS", map[bool]string{false: "", true: "#hasbox:has(input:checked) .more { display: block } .more { display: none }"}[i == seeds-1], 1)
 		}
-		pages["/"+strconv.Itoa(i)] = strings.Replace(page, "SEED", strconv.Itoa(7+i*31), 1)
+		pages["/"+strconv.Itoa(i)] = strings.Replace(strings.Replace(page, "SEED", strconv.Itoa(7+i*31), 1), "</main>", filler+"</main>", 1)
 	}
 	url := serveHTML(t, pages)
 	spliced := 0
@@ -179,7 +183,7 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
-	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", "", 1)})
+	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", "", 1), "</main>", filler+"</main>", 1)})
 	whole := map[int]bool{2: true, 3: true, 4: true, 5: true, 15: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		for op := range 23 {
@@ -250,8 +254,9 @@ func lineDiff(got, want string) string {
 
 // TestARefOutsideAPartActsAfterLaterChanges: after a snapshot that walked
 // only a part, the page changes that part again by itself; an action on a
-// ref outside it (whose snapshot no longer stands, so it is looked up)
-// still finds its element, though Playwright's ref map is the last part's.
+// ref outside it (whose snapshot no longer stands, so it is looked up), or
+// on a ref aliased to it, still finds its element, though Playwright's ref
+// map is the last part's.
 func TestARefOutsideAPartActsAfterLaterChanges(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
@@ -259,7 +264,7 @@ func TestARefOutsideAPartActsAfterLaterChanges(t *testing.T) {
 <main><section aria-label="A"><button onclick="this.textContent = 'A pressed'">Press A</button></section>
 <section aria-label="B"><ul id="b"><li>one</li></ul>
 <button onclick="const add = (t) => { const li = document.createElement('li'); li.textContent = t; document.getElementById('b').append(li); };
-add('two'); setTimeout(() => { add('three'); document.title = 'three'; }, 300);">Add</button></section></main>`})
+add('two'); setTimeout(() => { add('three'); document.title = 'three'; }, 300);">Add</button></section>` + filler + `</main>`})
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		first := aiSnapshot(ctx, t, tab)
 		press := buttonRef(t, first.Text, "Press A")
@@ -277,6 +282,12 @@ add('two'); setTimeout(() => { add('three'); document.title = 'three'; }, 300);"
 			title, _ := tab.Title(ctx) // no script of ours: the watch keeps its word
 			return title == "three", title
 		})
+		// A ref an equal element took over (the tools layer aliases refs a
+		// re-render replaced) is found the same way.
+		tab.AliasRefs(map[string]string{"e999": press})
+		if _, err := tab.LocateToAct(ctx, "e999"); err != nil {
+			t.Fatalf("a ref aliased to one outside the part: %v", err)
+		}
 		el, err := tab.LocateToAct(ctx, press)
 		if err != nil {
 			t.Fatalf("the ref outside the part after a later change: %v", err)
