@@ -13,13 +13,13 @@ import (
 // line and the deeper ones after it. Only an element of a role the AI
 // snapshot never unwraps, drops or folds into its parent qualifies (not a
 // generic, an image, a frame or text), so its lines stand for it alone and
-// nothing outside them depends on what they hold. dropActive takes the
-// focus marks off the lines outside the part (focus moved into it).
+// nothing outside them depends on what they hold. When focus moved into a
+// part, the caller takes the old focus marks off first (ActiveOff).
 //
 // The caller vouches that nothing outside the element changed since whole
 // was taken, and that its ref is unchanged (the same role and name: a ref
 // Playwright keeps only while both stay); Splice checks only the shape.
-func Splice(whole, part string, dropActive bool) (string, error) {
+func Splice(whole, part string) (string, error) {
 	pl := strings.Split(strings.TrimRight(part, "\n"), "\n")
 	if len(pl) == 0 || !strings.HasPrefix(pl[0], "- ") {
 		return "", errors.New("splice: the part does not start with its element's line")
@@ -65,13 +65,13 @@ func Splice(whole, part string, dropActive bool) (string, error) {
 		b.WriteString(l)
 	}
 	for _, l := range wl[:at] {
-		put(activeOff(l, dropActive))
+		put(l)
 	}
 	for _, l := range pl {
 		put(pad + l)
 	}
 	for _, l := range wl[end:] {
-		put(activeOff(l, dropActive))
+		put(l)
 	}
 	return b.String(), nil
 }
@@ -181,7 +181,7 @@ func LineKey(l string) (role, ref string) {
 func ActiveOff(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		lines[i] = activeOff(l, true)
+		lines[i] = activeOff(l)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -190,12 +190,9 @@ func indentOf(l string) int {
 	return len(l) - len(strings.TrimLeft(l, " "))
 }
 
-// activeOff takes a line's focus mark off when drop is set: the " [active]"
-// of its key, before another mark, the key's end or its colon.
-func activeOff(l string, drop bool) string {
-	if !drop {
-		return l
-	}
+// activeOff takes a line's focus mark off: the " [active]" of its key,
+// before another mark, the key's end or its colon.
+func activeOff(l string) string {
 	const mark = " [active]"
 	for from := 0; ; {
 		i := strings.Index(l[from:], mark)

@@ -17,10 +17,11 @@ const spliceWhole = `- generic [active] [ref=e1]:
 
 // TestSpliceReplacesTheElementsLines: the part takes the place of its
 // element's line and the deeper lines after it, at its depth; the rest
-// stays, and the focus marks outside go only when asked.
+// stays; with the old focus marks taken off first (ActiveOff), the part's
+// own mark is the one left.
 func TestSpliceReplacesTheElementsLines(t *testing.T) {
 	part := "- list [ref=e5]:\n  - listitem [ref=e6]: Apples\n  - listitem [ref=e10]: Plums\n  - listitem [ref=e7]: Pears"
-	got, err := Splice(spliceWhole, part, false)
+	got, err := Splice(spliceWhole, part)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestSpliceReplacesTheElementsLines(t *testing.T) {
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	got, err = Splice(spliceWhole, "- list [ref=e5]:\n  - listitem [active] [ref=e6]: Apples", true)
+	got, err = Splice(ActiveOff(spliceWhole), "- list [ref=e5]:\n  - listitem [active] [ref=e6]: Apples")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestSpliceReplacesTheElementsLines(t *testing.T) {
 		t.Fatalf("focus marks or lines wrong:\n%s", got)
 	}
 	// A single-quoted key, and a ref-like text after a key, are read right.
-	got, err = Splice(spliceWhole, "- button \"Add: one\" [ref=e8] [cursor=pointer]:\n  - text: x", false)
+	got, err = Splice(spliceWhole, "- button \"Add: one\" [ref=e8] [cursor=pointer]:\n  - text: x")
 	if err != nil || !strings.Contains(got, "    - button \"Add: one\" [ref=e8] [cursor=pointer]:\n      - text: x\n  - contentinfo") {
 		t.Fatalf("quoted key: %v\n%s", err, got)
 	}
@@ -56,13 +57,13 @@ func TestSpliceRefusesWhatItCannotPlace(t *testing.T) {
 		"not a line":       "list [ref=e5]",
 		"ref only in text": "- contentinfo [ref=e99]: x",
 	} {
-		if got, err := Splice(spliceWhole, part, false); err == nil {
+		if got, err := Splice(spliceWhole, part); err == nil {
 			t.Errorf("%s: spliced\n%s", name, got)
 		}
 	}
 	// The ref in the footer's text is not the list's line.
 	dup := spliceWhole + "\n- list [ref=e5]"
-	if _, err := Splice(dup, "- list [ref=e5]", false); err == nil {
+	if _, err := Splice(dup, "- list [ref=e5]"); err == nil {
 		t.Error("a ref on two lines was spliced")
 	}
 }

@@ -52,6 +52,12 @@ func RegisterEngines(pw *playwright.Playwright) {
 	}
 }
 
+// handoff is the locator of the hand-off engine's verb with key on the
+// tab's main frame (handoff.js).
+func (t *Tab) handoff(verb, key string) playwright.Locator {
+	return t.p.Locator(handoffEngine + "=" + verb + ":" + key)
+}
+
 // errNoHandoff means the node could not be handed over: it is in no frame
 // of this tab's renderer, or it went.
 var errNoHandoff = errors.New("the node cannot be handed over")
@@ -115,7 +121,7 @@ func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (pl
 	key := "cloakmcpRef_" + ref // the node the ref was last given
 	name := "cloakmcp" + strconv.FormatUint(rand.Uint64(), 36)
 	if _, err := call(ctx, t.c, "find "+ref, stopOn{modal: t}, func() (int, error) {
-		return t.p.Locator(handoffEngine + "=listen:" + name + ":" + key).Count()
+		return t.handoff("listen", name+":"+key).Count()
 	}); err != nil {
 		return nil, err
 	}
@@ -128,7 +134,7 @@ func (t *Tab) giveNode(ctx context.Context, ref string, backendNodeID int64) (pl
 	case sent != "sent":
 		return t.giveInWorlds(ctx, key, backendNodeID)
 	}
-	return t.p.Locator(handoffEngine + "=give:" + key), nil
+	return t.handoff("give", key), nil
 }
 
 // sendFromNode resolves the node of backend in the tab's isolated world
@@ -227,7 +233,7 @@ func (t *Tab) giveInWorlds(ctx context.Context, key string, backendNodeID int64)
 		if err != nil {
 			return nil, err
 		}
-		return t.p.Locator(handoffEngine + "=give:" + key), nil
+		return t.handoff("give", key), nil
 	}
 	return nil, errNoHandoff
 }

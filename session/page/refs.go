@@ -265,7 +265,7 @@ func (t *Tab) locateAI(ctx context.Context, ref string) (playwright.Locator, err
 			// page changed.
 			if _, serr := t.AISnapshot(ctx, SnapshotOptions{}); serr == nil {
 				if t.partialAI() && t.hasRef(at) {
-					loc = t.p.Locator(handoffEngine + "=aref:" + at)
+					loc = t.handoff("aref", at)
 				}
 				n, err = t.count(ctx, loc)
 			}
@@ -414,12 +414,12 @@ func (t *Tab) LocateToAct(ctx context.Context, target string) (*Element, error) 
 		return nil, err
 	}
 	part := t.partialAI()
-	sel := "aria-ref=" + ref
+	loc := t.p.Locator("aria-ref=" + ref)
 	if part {
-		sel = handoffEngine + "=aref:" + ref
+		loc = t.handoff("aref", ref)
 	}
 	t.c.env.Log.Debug().Int("tab", t.ID).Str("ref", ref).Bool("part_since", part).Msg("act: the ref's snapshot stands; not looked up")
-	return &Element{tab: t, loc: t.p.Locator(sel), Target: ref, unchecked: true}, nil
+	return &Element{tab: t, loc: loc, Target: ref, unchecked: true}, nil
 }
 
 // gone is, for an element LocateToAct did not look up, the error saying its

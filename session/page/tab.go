@@ -389,7 +389,7 @@ func (t *Tab) warmInjected() {
 	}
 	t.c.Go(func() {
 		defer t.warming.Store(false)
-		_, _ = t.p.MainFrame().Locator(handoffEngine + "=warm:").Count()
+		_, _ = t.handoff("warm", "").Count()
 	})
 }
 

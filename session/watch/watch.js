@@ -47,31 +47,48 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // sameRules tells whether a sheet still holds the rule objects it held
   // (an insertRule, a deleteRule or a replaceSync makes new ones).
   const sameRules = (list, rules) => list.length === rules.length && list.every((r, i) => r === rules[i]);
-  // dataNames is the set of data-* names a sheet's rules hold anywhere
-  // (selectors, attr()), lower case, kept while the sheet holds the same
-  // rule objects (an insertRule, a deleteRule or a replaceSync makes new
-  // ones); null when the sheet cannot be read (cross-origin) or a name is
-  // escaped.
-  const names = new WeakMap();
-  const dataNames = (sh, depth) => {
+  // sheetFacts is what a sheet's rules (and those of the sheets they
+  // import) hold, kept while it holds the same rule objects; null when the
+  // sheet cannot be read (cross-origin) or nests too deep. names: the data-*
+  // names anywhere in them (selectors, attr()), lower case, or null when a
+  // name is escaped. flags: what a part of the page cannot hold (partRoots):
+  // HAS a selector that looks down (:has) or a container query, EMPTY
+  // :empty, FOCUS_SHOWS a :focus rule that can show, hide or label,
+  // VALIDITY a form-validity pseudo-class (it matches the form and
+  // fieldsets around a control too), SIBLING a sibling combinator (or a +
+  // or ~ anywhere in a selector); null when an imported sheet cannot be read.
+  const HAS = 1, EMPTY = 2, FOCUS_SHOWS = 4, VALIDITY = 8, SIBLING = 16;
+  const facts = new WeakMap();
+  const sheetFacts = (sh, depth) => {
     let rules;
     try { rules = sh.cssRules; } catch (_) { return null; }
     if (!rules || depth > 16) return null;
-    let c = names.get(sh);
-    if (c && sameRules(c.list, rules)) return c.set;
-    let set = new Set();
+    const c = facts.get(sh);
+    if (c && sameRules(c.list, rules)) return c;
+    let names = new Set(), flags = 0;
     for (const r of rules) {
       if (r.styleSheet) {
-        const sub = dataNames(r.styleSheet, depth + 1);
-        if (sub === null) { set = null; break; }
-        for (const x of sub) set.add(x);
+        const sub = sheetFacts(r.styleSheet, depth + 1);
+        if (sub === null || sub.flags === null) { names = null; flags = null; break; }
+        if (sub.names === null) names = null;
+        else if (names) for (const x of sub.names) names.add(x);
+        flags |= sub.flags;
       }
-      const found = r.cssText.toLowerCase().match(/data-[-\w\\\u0080-\uffff]*/g);
-      if (found && found.some(x => x.includes('\\'))) { set = null; break; }
-      if (found) for (const x of found) set.add(x);
+      const t = r.cssText;
+      if (names) {
+        const found = t.toLowerCase().match(/data-[-\w\\\u0080-\uffff]*/g);
+        if (found && found.some(x => x.includes('\\'))) names = null;
+        else if (found) for (const x of found) names.add(x);
+      }
+      if (/:has\(|@container/i.test(t)) flags |= HAS;
+      if (/:empty\b/i.test(t)) flags |= EMPTY;
+      if (/:focus/i.test(t) && /\b(display|visibility|content|cursor)\s*:/i.test(t)) flags |= FOCUS_SHOWS;
+      if (/:(user-)?(in)?valid\b/i.test(t)) flags |= VALIDITY;
+      if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) flags |= SIBLING;
     }
-    names.set(sh, { list: Array.from(rules), set });
-    return set;
+    const out = { list: Array.from(rules), names, flags };
+    facts.set(sh, out);
+    return out;
   };
   // styled tells whether a sheet names a data-* attribute; the sheets are
   // read once per batch of records (a page may set thousands at a time).
@@ -80,9 +97,9 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     if (named === undefined) {
       named = new Set();
       all: for (const root of known) for (const sh of sheetsOf(root)) {
-        const set = dataNames(sh, 0);
-        if (set === null) { named = null; break all; }
-        for (const x of set) named.add(x);
+        const f = sheetFacts(sh, 0);
+        if (!f || f.names === null) { named = null; break all; }
+        for (const x of f.names) named.add(x);
       }
     }
     return named === null || named.has(name);
@@ -174,6 +191,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // quietFrom is the oldest base since which nothing but such changes
   // happened (no hover, rule, URL, animation or frame change, no focus
   // lost to the page).
+  // A dirt entry's flags: FOCUSED focus moved (its element is FOCUS);
+  // CONTROL a form control's state changed; ATTR a change a sibling
+  // combinator carries to the siblings after it (its part is then its
+  // parent's); APPENDED an element added at the end of the body.
+  const FOCUSED = 1, CONTROL = 2, ATTR = 4, APPENDED = 8;
   const id0 = id;
   let quietFrom = Infinity, quietWhy = 'no base';
   const dirty = [], FOCUS = {};
@@ -232,7 +254,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   // appended tells whether a record only added nodes at the end of the
   // body (a toast, a dialog, a portal's container): each added element is
-  // left as dirt of its own (flag 8), a part of the page added after the
+  // left as dirt of its own (APPENDED), a part of the page added after the
   // last snapshot's lines (partRoots), as the body's own part would be the
   // whole page.
   const blank = x => x.nodeType === 8 || (x.nodeType === 3 && !x.data.trim());
@@ -245,7 +267,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // touched is the element a counted record leaves as dirt; undefined for
   // none (the head the page does not show, save its sheets); null when no
   // part can hold it. Sibling selectors: an attribute leaves its element's
-  // parent when a sheet has a sibling combinator (flag 4: partRoots); a
+  // parent when a sheet has a sibling combinator (ATTR: partRoots); a
   // child list its own element (widened to the parent as well when a sheet
   // has :empty, which also reaches siblings).
   const touched = r => {
@@ -265,54 +287,26 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   // link notes what changed between base old and the state now (of scan
   // s): the controls whose state changed (a sibling can be styled by
-  // :checked: flag 4 as for attributes), that focus moved; and why the
+  // :checked: ATTR as for attributes), that focus moved; and why the
   // chain breaks there ('' if it does not).
   const link = (old, s, now, hovered, anim) => {
-    for (const [e, k] of s.controls) if (old.controls.get(e) !== k) dirt(e, 2 | 4);
+    for (const [e, k] of s.controls) if (old.controls.get(e) !== k) dirt(e, CONTROL | ATTR);
     if (now.focus !== old.focus) {
       const fe = now.focus;
       if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
-      dirt(FOCUS, 1);
+      dirt(FOCUS, FOCUSED);
     }
     return hovered ? 'hover' : anim ? 'animation' : now.rules !== old.rules || s.added > 0 ? 'rules' :
       now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
   };
-  // What the page's style sheets can do that a part cannot hold, per sheet
-  // (kept while it holds the same rule objects): 1 a selector that looks
-  // down (:has) or a container query; 2 :empty; 4 a :focus rule that can
-  // show, hide or label; 8 a form-validity pseudo-class (it matches the
-  // form and fieldsets around a control too); 16 a sibling combinator (or
-  // a + or ~ anywhere in a selector). null: a sheet not readable.
-  const flagCache = new WeakMap();
-  const sheetFlags = (sh, depth) => {
-    let rules;
-    try { rules = sh.cssRules; } catch (_) { return null; }
-    if (!rules || depth > 16) return null;
-    const c = flagCache.get(sh);
-    if (c && sameRules(c.list, rules)) return c.f;
-    let f = 0;
-    for (const r of rules) {
-      if (r.styleSheet) {
-        const sub = sheetFlags(r.styleSheet, depth + 1);
-        if (sub === null) { f = null; break; }
-        f |= sub;
-      }
-      const t = r.cssText;
-      if (/:has\(|@container/i.test(t)) f |= 1;
-      if (/:empty\b/i.test(t)) f |= 2;
-      if (/:focus/i.test(t) && /\b(display|visibility|content|cursor)\s*:/i.test(t)) f |= 4;
-      if (/:(user-)?(in)?valid\b/i.test(t)) f |= 8;
-      if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) f |= 16;
-    }
-    flagCache.set(sh, { list: Array.from(rules), f });
-    return f;
-  };
+  // flags are the sheetFacts flags of every sheet the last scan found;
+  // null when one cannot be read.
   const flags = () => {
     let f = 0;
     for (const root of known) for (const sh of sheetsOf(root)) {
-      const x = sheetFlags(sh, 0);
-      if (x === null) return null;
-      f |= x;
+      const x = sheetFacts(sh, 0);
+      if (!x || x.flags === null) return null;
+      f |= x.flags;
     }
     return f;
   };
@@ -354,8 +348,6 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     while (R && R !== document.body && !stands(R) && !tail.has(R)) R = R.parentElement;
     return R;
   };
-  // inert elements of the body a walk shows nothing of.
-  const unseen = new Set(['script', 'style', 'template', 'noscript']);
   // partRoots lists the elements walks of only parts of the page must
   // cover for the changes since base since, in document order, or says why
   // there are none (a string): for each change rootFor, and the element
@@ -377,19 +369,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (x === FOCUS) continue;
       if (x === null) return 'poison';
       if (!x.isConnected) continue;
-      if ((ff & 8) && x.parentNode === document.body) { tail.add(x); continue; }
+      if ((ff & APPENDED) && x.parentNode === document.body) { tail.add(x); continue; }
       const e = lift(x);
       if (!e) return 'lift';
       hit.push([e, ff]);
     }
-    if (!hit.length && !tail.size && !(f & 1)) return 'none';
+    if (!hit.length && !tail.size && !(f & FOCUSED)) return 'none';
     // The elements added at the end of the body must be all that follows
     // the first of them (bar what a walk never shows).
     if (tail.size) {
       let seen = false;
       for (let x = document.body.firstChild; x; x = x.nextSibling) {
         if (tail.has(x)) { seen = true; continue; }
-        if (seen && !blank(x) && !(x.nodeType === 1 && unseen.has(x.localName))) return 'tail';
+        if (seen && !blank(x) && !ignored(x) && !(x.nodeType === 1 && x.localName === 'style')) return 'tail';
       }
     }
     const fl = flags();
@@ -398,10 +390,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     // to the siblings after it (its part is its parent's then).
     const els = new Map();
     for (const [e, ff] of hit) {
-      const sib = (ff & 4) && (fl & 16) && !!e.parentElement;
+      const sib = (ff & ATTR) && (fl & SIBLING) && !!e.parentElement;
       els.set(e, els.get(e) || sib);
     }
-    if ((fl & 1) || ((fl & 4) && (f & 1)) || ((fl & 8) && (f & 2))) return 'selectors';
+    if ((fl & HAS) || ((fl & FOCUS_SHOWS) && (f & FOCUSED)) || ((fl & VALIDITY) && (f & CONTROL))) return 'selectors';
     const body = document.body;
     let roots = [];
     const add = P => {
@@ -412,8 +404,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       return true;
     };
     for (const x of tail) add(x);
-    for (const [e, sib] of els) if (!add(rootFor(sib || (fl & 2) ? e.parentElement || e : e, tail))) return 'root';
-    if (f & 1) {
+    for (const [e, sib] of els) if (!add(rootFor(sib || (fl & EMPTY) ? e.parentElement || e : e, tail))) return 'root';
+    if (f & FOCUSED) {
       const F = lift(deepFocus());
       if (!F || F === body || F === document.documentElement) return 'focus';
       let P = F;
@@ -460,11 +452,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (inert(r)) continue;
       k++;
       if (appended(r)) {
-        for (const x of r.addedNodes) if (x.nodeType === 1) dirt(x, 8);
+        for (const x of r.addedNodes) if (x.nodeType === 1) dirt(x, APPENDED);
         continue;
       }
       const x = touched(r);
-      if (x !== undefined) dirt(x, r.type === 'attributes' ? 4 : 0);
+      if (x !== undefined) dirt(x, r.type === 'attributes' ? ATTR : 0);
     }
     n += k;
     if (k === 0 || !tell || !base || typeof globalThis.__cbmTell !== 'function') return;
@@ -687,7 +679,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         // The first event starts the engine's list anew; the next add.
         p.roots.forEach((e, i) => e.dispatchEvent(new CustomEvent(i ? part.ev + 'n' : part.ev)));
         out.p = p.roots.length;
-        out.pf = (p.f & 1) !== 0;
+        out.pf = (p.f & FOCUSED) !== 0;
         if (p.kinds.some(k => k)) out.pk = p.kinds;
       }
     }
