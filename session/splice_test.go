@@ -198,6 +198,41 @@ func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
 	})
 }
 
+// TestARenamedElementIsItsOwnPart: a change of a table cell's text, a
+// heading's or a link's changes the name, and so the ref, of the row, the
+// heading or the link; the part walked is that element alone, found in the
+// last snapshot by the ref it had, not the table or the section around it;
+// each snapshot equals a whole walk.
+func TestARenamedElementIsItsOwnPart(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(splicePage, "SEED", "5", 1), "</main>", filler+"</main>", 1)})
+	walked := regexp.MustCompile(`"parts":1,"renamed":(\d+),"part_chars":(\d+)[^\n]*walked only the parts that changed`)
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		for op, what := range map[int]string{2: "a cell's text", 7: "a heading's text", 10: "a link's text"} {
+			// Focus on the Mutate button already: its click moves none.
+			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; document.getElementById('mutate').focus(); }`, op); err != nil {
+				t.Fatal(err)
+			}
+			aiSnapshot(ctx, t, tab)
+			from := len(log.String())
+			if !spliceRound(ctx, t, tab, &log, what) {
+				t.Errorf("%s: the page was walked whole (log: %v)", what, noPartReasons(log.String()))
+				continue
+			}
+			m := walked.FindStringSubmatch(log.String()[from:])
+			if m == nil || m[1] != "1" {
+				t.Errorf("%s: not walked as one renamed part: %v", what, m)
+				continue
+			}
+			// A row is two cells; the table's section is several rows.
+			if n, _ := strconv.Atoi(m[2]); n > 120 {
+				t.Errorf("%s: the part walked was %d characters, more than the element", what, n)
+			}
+		}
+	})
+}
+
 // spliceRound clicks the page's Mutate button, takes the snapshot after
 // it, and fails the test unless a whole walk right after gives the same
 // text (without focus marks when it was served: a click that only moved

@@ -907,8 +907,14 @@ func TestARefsSelectorStandsWhileThePageDoes(t *testing.T) {
 // (polled). Its own timers run in a chain that counts the ids it did not
 // make (gaps): a window's worlds share their timer ids.
 func labelsPage(n int) string {
+	return strings.Replace(labelsPageNoFrame(n), `<div id="fields">`, `<iframe src="/frame"></iframe><div id="fields">`, 1)
+}
+
+// labelsPageNoFrame is labelsPage without its frame, whose snapshots can be
+// walked in parts (a snapshot holding a frame is walked whole).
+func labelsPageNoFrame(n int) string {
 	return fmt.Sprintf(`<!doctype html><title>Labels</title>
-<p id="out">Waiting</p><p id="late"></p><iframe src="/frame"></iframe><div id="fields"></div>
+<p id="out">Waiting</p><p id="late"></p><div id="fields"></div>
 <script>
 window.gaps = 0;
 let seen = '0', late = performance.now() + 150;
@@ -927,6 +933,53 @@ let last = setTimeout(function tick() {
 }, 10);
 document.getElementById('fields').innerHTML = Array.from({length: %d}, (_, i) => '<label>Qty ' + i + ' <input type="number" value="' + i + '"></label>').join('');
 </script>`, n)
+}
+
+// TestWatchLeavesLabelsToAPartWalk: on a page of 1,200 fields whose
+// snapshots walk in parts, a change a part holds (a paragraph's text) is
+// not followed by the watch asking every control for its labels (the part's
+// walk asks only its own); a change no part holds (a paragraph added at the
+// start of the body) still is; each snapshot shows its change.
+func TestWatchLeavesLabelsToAPartWalk(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	var changes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/go" {
+			fmt.Fprint(w, changes.Load())
+			return
+		}
+		fmt.Fprint(w, strings.Replace(labelsPageNoFrame(1200), "document.title = 'Changed ' + v;", "", 1))
+	}))
+	t.Cleanup(srv.Close)
+	const asked = `"message":"watch: asked the page's form controls for their labels ahead of a walk"`
+	const walkedParts = `"message":"snapshot: walked only the parts that changed"`
+	onPage(t, s, srv.URL+"/", func(ctx context.Context, tab *page.Tab) {
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "Waiting")
+		// Past the page's own late change (150 ms), then a read that asks
+		// for parts before the change.
+		time.Sleep(400 * time.Millisecond)
+		aiSnapshot(ctx, t, tab)
+		before, parts := strings.Count(log.String(), asked), strings.Count(log.String(), walkedParts)
+		changes.Store(1)
+		// Long past the page's quiet (40 ms) and a prime's 1,200 asks.
+		time.Sleep(1500 * time.Millisecond)
+		if n := strings.Count(log.String(), asked); n != before {
+			t.Errorf("the watch asked the controls for their labels after a change a part holds")
+		}
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "Changed 1")
+		if strings.Count(log.String(), walkedParts) == parts {
+			t.Fatalf("the snapshot after the paragraph's change walked the page, not its part")
+		}
+		before = strings.Count(log.String(), asked)
+		if _, err := tab.Evaluate(ctx, `() => { const p = document.createElement('p'); p.textContent = 'Top'; document.body.prepend(p); }`); err != nil {
+			t.Fatal(err)
+		}
+		if !testtier.Within(5*time.Second, func() bool { return strings.Count(log.String(), asked) > before }) {
+			t.Fatalf("the watch asked for no labels after a change no part holds")
+		}
+		wantText(t, aiSnapshot(ctx, t, tab).Text, "Top")
+	})
 }
 
 // TestWatchAsksForLabelsAheadOfAWalk: after a change the page made on its

@@ -9,17 +9,20 @@ import (
 // that element's lines in whole, the last AI snapshot of its page, and
 // returns the page's snapshot. The element is found by its ref: part's
 // first line is the element's own (the only line at its depth), and whole
-// holds exactly one line with that ref and that role; its lines are that
+// holds exactly one line with that ref (or was) and that role; its lines are that
 // line and the deeper ones after it. Only an element of a role the AI
 // snapshot never unwraps, drops or folds into its parent qualifies (not a
 // generic, an image, a frame or text), so its lines stand for it alone and
 // nothing outside them depends on what they hold. When focus moved into a
 // part, the caller takes the old focus marks off first (ActiveOff).
 //
+// was is the ref the element had in whole when its name, and so its ref,
+// may have changed since ("" when the part's own ref is it).
+//
 // The caller vouches that nothing outside the element changed since whole
-// was taken, and that its ref is unchanged (the same role and name: a ref
-// Playwright keeps only while both stay); Splice checks only the shape.
-func Splice(whole, part string) (string, error) {
+// was taken, and that was (or the part's ref) is the element's in whole: a
+// ref Playwright gives one element only; Splice checks only the shape.
+func Splice(whole, part, was string) (string, error) {
 	pl := strings.Split(strings.TrimRight(part, "\n"), "\n")
 	if len(pl) == 0 || !strings.HasPrefix(pl[0], "- ") {
 		return "", errors.New("splice: the part does not start with its element's line")
@@ -36,6 +39,9 @@ func Splice(whole, part string) (string, error) {
 	}
 	if ref == "" {
 		return "", errors.New("splice: the part's element has no ref")
+	}
+	if was != "" {
+		ref = was
 	}
 	wl := strings.Split(whole, "\n")
 	at := -1

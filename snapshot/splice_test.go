@@ -21,7 +21,7 @@ const spliceWhole = `- generic [active] [ref=e1]:
 // own mark is the one left.
 func TestSpliceReplacesTheElementsLines(t *testing.T) {
 	part := "- list [ref=e5]:\n  - listitem [ref=e6]: Apples\n  - listitem [ref=e10]: Plums\n  - listitem [ref=e7]: Pears"
-	got, err := Splice(spliceWhole, part)
+	got, err := Splice(spliceWhole, part, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestSpliceReplacesTheElementsLines(t *testing.T) {
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	got, err = Splice(ActiveOff(spliceWhole), "- list [ref=e5]:\n  - listitem [active] [ref=e6]: Apples")
+	got, err = Splice(ActiveOff(spliceWhole), "- list [ref=e5]:\n  - listitem [active] [ref=e6]: Apples", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +37,28 @@ func TestSpliceReplacesTheElementsLines(t *testing.T) {
 		t.Fatalf("focus marks or lines wrong:\n%s", got)
 	}
 	// A single-quoted key, and a ref-like text after a key, are read right.
-	got, err = Splice(spliceWhole, "- button \"Add: one\" [ref=e8] [cursor=pointer]:\n  - text: x")
+	got, err = Splice(spliceWhole, "- button \"Add: one\" [ref=e8] [cursor=pointer]:\n  - text: x", "")
 	if err != nil || !strings.Contains(got, "    - button \"Add: one\" [ref=e8] [cursor=pointer]:\n      - text: x\n  - contentinfo") {
 		t.Fatalf("quoted key: %v\n%s", err, got)
+	}
+}
+
+// TestSpliceFindsARenamedElementByTheRefItHad: an element whose name, and
+// so its ref, changed is found by the ref it had; its new line and ref take
+// the old one's place. The ref it had must be on a line of its role.
+func TestSpliceFindsARenamedElementByTheRefItHad(t *testing.T) {
+	part := "- heading \"Shop: all\" [level=1] [ref=e10]"
+	got, err := Splice(spliceWhole, part, "e3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(spliceWhole, `"Shop: deals" [level=1] [ref=e3]`, `"Shop: all" [level=1] [ref=e10]`, 1); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, was := range []string{"e4", "e99", "e10"} {
+		if got, err := Splice(spliceWhole, part, was); err == nil {
+			t.Errorf("placed at %s:\n%s", was, got)
+		}
 	}
 }
 
@@ -57,13 +76,13 @@ func TestSpliceRefusesWhatItCannotPlace(t *testing.T) {
 		"not a line":       "list [ref=e5]",
 		"ref only in text": "- contentinfo [ref=e99]: x",
 	} {
-		if got, err := Splice(spliceWhole, part); err == nil {
+		if got, err := Splice(spliceWhole, part, ""); err == nil {
 			t.Errorf("%s: spliced\n%s", name, got)
 		}
 	}
 	// The ref in the footer's text is not the list's line.
 	dup := spliceWhole + "\n- list [ref=e5]"
-	if _, err := Splice(dup, "- list [ref=e5]"); err == nil {
+	if _, err := Splice(dup, "- list [ref=e5]", ""); err == nil {
 		t.Error("a ref on two lines was spliced")
 	}
 }

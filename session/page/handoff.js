@@ -18,7 +18,10 @@
 // per process, so the page cannot send them; the first one starts the list
 // anew), in the order sent: the parts of the page a snapshot walks when
 // only they changed (splice.go); "isbody:R" matches the body if Playwright's
-// walks gave it ref R. The listeners are set at the
+// walks gave it ref R; "refs:" matches an element made in this world and
+// never put in the document, whose text is the ref each part still to be
+// handed had from Playwright's walks (read before they walk, as a part's
+// name, and so its ref, may have changed). The listeners are set at the
 // engine's first query ("warm:" as a document commits, Tab.warmInjected),
 // not as the engine is made: Playwright makes every engine in the page's own
 // world too, where the page can watch addEventListener; it queries a
@@ -40,6 +43,14 @@ return {
 		if (verb === 'isbody') {
 			const b = document.body, a = b && b._ariaRef;
 			return a && a.ref === key && root.contains(b) ? [b] : [];
+		}
+		if (verb === 'refs') {
+			// The refs Playwright's walks last gave the parts still to be
+			// handed, in order ("-" for none), as the text of an element
+			// made here and never put in the document.
+			const out = document.createElement('b');
+			out.textContent = parts.map((e) => (e._ariaRef && e._ariaRef.ref) || '-').join(' ');
+			return [out];
 		}
 		if (verb === 'part') {
 			const el = parts.shift();

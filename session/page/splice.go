@@ -118,6 +118,25 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 			return nil
 		}
 	}
+	var was []string
+	renamed := 0
+	for _, k := range r.PartKinds {
+		if k == 2 {
+			renamed++
+		}
+	}
+	if renamed > 0 {
+		// A part whose name may have changed is found by the ref it had,
+		// read before the walks give it another.
+		refs, err := call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) {
+			return t.handoff("refs", "").TextContent()
+		})
+		was = strings.Fields(refs)
+		if err != nil || len(was) != r.Parts {
+			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: the parts' refs were not read; walking the page")
+			return nil
+		}
+	}
 	for i := range r.Parts {
 		timeout := snapshotBudget(ctx)
 		opts := playwright.LocatorAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
@@ -131,7 +150,14 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		if i < len(r.PartKinds) && r.PartKinds[i] == 1 {
 			text, err = snapshot.Append(text, part, bodyRef)
 		} else {
-			text, err = snapshot.Splice(text, part)
+			at := ""
+			if i < len(r.PartKinds) && r.PartKinds[i] == 2 {
+				if at = was[i]; at == "-" {
+					t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: a renamed part had no ref; walking the page")
+					return nil
+				}
+			}
+			text, err = snapshot.Splice(text, part, at)
 		}
 		if err != nil {
 			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part does not fit; walking the page")
@@ -139,7 +165,7 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		}
 		walked += len(part)
 	}
-	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("part_chars", walked).Int("chars", len(text)).
+	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("part_chars", walked).Int("chars", len(text)).
 		Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked only the parts that changed")
 	return t.keepSnapshot(ctx, text, 0, true, r.NewBase, true)
 }

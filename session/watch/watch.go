@@ -121,8 +121,10 @@ type Read struct {
 	PartFocus bool   `json:"pf"`
 	NoPart    string `json:"pw"`
 	// PartKinds says, per part, 1 for an element added at the end of the
-	// body since that base (its lines go after the last snapshot's), 0
-	// for one whose lines it replaces; nil for all 0.
+	// body since that base (its lines go after the last snapshot's), 2
+	// for one whose name its content gives, which may have changed (its
+	// lines are found by the ref it had), 0 for one whose lines it
+	// replaces, found by its ref; nil for all 0.
 	PartKinds []int `json:"pk"`
 }
 

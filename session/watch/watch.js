@@ -148,11 +148,13 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // where those passes cost more than about 13 ms (controls × elements ≥
   // primeMin; a pass took about 13 ns a node on the table), at most once
   // per read, and not once a read came (its snapshot walks now); it tells
-  // the server how many controls it asked.
+  // the server how many controls it asked. Not where the last read that
+  // marked a base asked for parts (partsAsked) and parts can hold the
+  // changes since the tell: their walks ask only their own controls.
   // Reading labels changes nothing; its waits are scheduler.postTask
   // delays: no timer id a page could miss among its own.
   const primeQuiet = 40, primeMin = 1e6, labelable = 'button,input:not([type=hidden]),meter,output,progress,select,textarea';
-  let lastChange = 0, reads = 0;
+  let lastChange = 0, reads = 0, partsAsked = false;
   const later = (f, ms) => { try { scheduler.postTask(f, { delay: ms, priority: 'background' }); } catch (_) {} };
   const prime = () => {
     let k = 0;
@@ -176,6 +178,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         if (++waits < 50) later(tick, primeQuiet - quiet);
         return;
       }
+      // A snapshot that walks only parts asks just their controls.
+      if (partsAsked && typeof partRoots(toldFrom, '') === 'object') return;
       const k = prime();
       if (k) try { globalThis.__cbmTell(JSON.stringify({ p: k })); } catch (_) {}
     };
@@ -334,19 +338,39 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return standTags.has(a.localName);
   };
-  // rootFor is the element a part walk must cover for a change under e:
-  // above every element whose name its content gives (a link, a row, a
-  // label, a fieldset's legend: their names, and so their refs, may have
-  // changed), at one that stands on its own.
+  // renamable tells whether an element whose name its content gives is
+  // one the AI snapshot shows on a line of its own wherever it is, so a
+  // part walk can take its lines' place though its name, and so its ref,
+  // changed: a row or cell of a table that is one, a link, a button, a
+  // heading, or an element whose role says so.
+  const renamable = a => {
+    const r = (a.getAttribute('role') || '').trim().toLowerCase();
+    if (r) return roles.has(r.split(/\s+/)[0]);
+    switch (a.localName) {
+    case 'a': return a.hasAttribute('href');
+    case 'tr': case 'td': case 'th': {
+      const t = a.closest('table'), tr = t && (t.getAttribute('role') || '').trim().toLowerCase();
+      return !!t && (!tr || tr === 'table' || tr === 'grid' || tr === 'treegrid');
+    }
+    }
+    return a.localName === 'button' || /^h[1-6]$/.test(a.localName);
+  };
+  // rootFor is the element a part walk must cover for a change under e,
+  // and whether its name may have changed (2; else 0): the topmost element
+  // whose name its content gives (a link, a row, a label, a fieldset's
+  // legend: their names, and so their refs, may have changed) where it is
+  // renamable (its lines are then found by the ref it had, which the
+  // hand-off engine reads); else above it, at one that stands on its own.
   const rootFor = (e, tail) => {
-    let R = e;
+    let R = e, top = null, k2 = false;
     for (let a = e; a && a !== document.body; a = a.parentElement) {
       const k = fromContent(a);
-      if (k) R = a.parentElement;
+      if (k) { R = a.parentElement; top = a; k2 = k === 2; }
       if (k === 2 && R) R = R.parentElement;
     }
+    if (top && !k2 && renamable(top)) return [top, 2];
     while (R && R !== document.body && !stands(R) && !tail.has(R)) R = R.parentElement;
-    return R;
+    return [R, 0];
   };
   // partRoots lists the elements walks of only parts of the page must
   // cover for the changes since base since, in document order, or says why
@@ -404,7 +428,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       return true;
     };
     for (const x of tail) add(x);
-    for (const [e, sib] of els) if (!add(rootFor(sib || (fl & EMPTY) ? e.parentElement || e : e, tail))) return 'root';
+    const renamed = new Set();
+    for (const [e, sib] of els) {
+      const [R, k] = rootFor(sib || (fl & EMPTY) ? e.parentElement || e : e, tail);
+      if (!add(R)) return 'root';
+      if (k) renamed.add(R);
+    }
     if (f & FOCUSED) {
       const F = lift(deepFocus());
       if (!F || F === body || F === document.documentElement) return 'focus';
@@ -443,7 +472,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
     }
     roots.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
-    return { roots, f, kinds: roots.map(P => tail.has(P) ? 1 : 0) };
+    return { roots, f, kinds: roots.map(P => tail.has(P) ? 1 : renamed.has(P) ? 2 : 0) };
   };
   const count = (rs, tell) => {
     named = undefined;
@@ -651,6 +680,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (let i = dirty.length - 1; i >= 0; i--) { const x = dirty[i][1]; if (x && x !== FOCUS && !x.isConnected) dirty.splice(i, 1); }
     told = false;
     reads++;
+    if (mark) partsAsked = !!part;
     const s = scan(), now = state(s);
     const { focus, hover, shows, rules, href } = now;
     const out = { t: document.title, x: s.foreign, b: base ? base.id : 0 };
