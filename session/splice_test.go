@@ -179,11 +179,15 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 // lists, a shadow root's text, a slotted node, a checkbox, a select, a
 // keyed list reordered, focus moved into a field, the banner's counter and
 // heading, a toast and a dialog added at the end of the body, a change in
-// that dialog) walk only parts; all equal a whole walk.
+// that dialog) walk only parts; all equal a whole walk. The page's sheet
+// has :has(), :empty, validity and :focus rules that only colour, outline
+// or space (no walk shows them): they refuse no part.
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
-	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", "", 1), "</main>", filler+"</main>", 1)})
+	const harmless = `#hasbox:has(input:checked) { outline: 1px solid; background-color: #eee } main:has(#hid:not([hidden])) h1 { color: red }
+p:empty { border-color: red; margin: 2px } input:invalid { background: pink } #field:focus { outline-color: blue; box-shadow: 0 0 2px }`
+	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", harmless, 1), "</main>", filler+"</main>", 1)})
 	whole := map[int]bool{2: true, 3: true, 4: true, 5: true, 15: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
 		for op := range 23 {

@@ -51,13 +51,23 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // import) hold, kept while it holds the same rule objects; null when the
   // sheet cannot be read (cross-origin) or nests too deep. names: the data-*
   // names anywhere in them (selectors, attr()), lower case, or null when a
-  // name is escaped. flags: what a part of the page cannot hold (partRoots):
-  // HAS a selector that looks down (:has) or a container query, EMPTY
-  // :empty, FOCUS_SHOWS a :focus rule that can show, hide or label,
-  // VALIDITY a form-validity pseudo-class (it matches the form and
-  // fieldsets around a control too), SIBLING a sibling combinator (or a +
-  // or ~ anywhere in a selector); null when an imported sheet cannot be read.
+  // name is escaped. flags: what a part of the page cannot hold (partRoots),
+  // each only from a rule that can change what a walk shows (shows): HAS a
+  // selector that looks down (:has) or a container query, EMPTY :empty,
+  // FOCUS_SHOWS a :focus rule, VALIDITY a form-validity pseudo-class (it
+  // matches the form and fieldsets around a control too), SIBLING a sibling
+  // combinator (or a + or ~ anywhere in a selector); null when an imported
+  // sheet cannot be read.
   const HAS = 1, EMPTY = 2, FOCUS_SHOWS = 4, VALIDITY = 8, SIBLING = 16;
+  // shows tells whether a rule's text sets a property that can change what
+  // Playwright's walk shows: whether an element is there (display,
+  // visibility, content-visibility), its box empty or not (its size, the
+  // size of its text, its padding or border width, a flex or grid sizing,
+  // a transform), a pseudo-element's text, the pointer cursor its marks
+  // carry, whether it takes the pointer; a custom property may feed any of
+  // them. A rule that only colours, rounds, shadows or spaces with margins
+  // (as most rules with these selectors do) cannot.
+  const shows = t => /(^|[\s{;])(-[a-z]+-)?(--[\w-]+|all|display|visibility|content(-visibility)?|cursor|pointer-events|(min-|max-)?(width|height)|(min-|max-)?(inline|block)-size|aspect-ratio|box-sizing|font(-size)?|line-height|padding[-a-z]*|border(-(top|right|bottom|left|block|inline)(-(start|end))?)?(-(width|style))?|flex[-a-z]*|grid[-a-z]*|(align|justify|place)-[a-z]+|float|transform|scale|zoom|inset[-a-z]*|position|overflow[-a-z]*|clip(-path)?|contain[-a-z]*)\s*:/i.test(t);
   const facts = new WeakMap();
   const sheetFacts = (sh, depth) => {
     let rules;
@@ -80,9 +90,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         if (found && found.some(x => x.includes('\\'))) names = null;
         else if (found) for (const x of found) names.add(x);
       }
+      if (!shows(t)) continue;
       if (/:has\(|@container/i.test(t)) flags |= HAS;
       if (/:empty\b/i.test(t)) flags |= EMPTY;
-      if (/:focus/i.test(t) && /\b(display|visibility|content|cursor)\s*:/i.test(t)) flags |= FOCUS_SHOWS;
+      if (/:focus/i.test(t)) flags |= FOCUS_SHOWS;
       if (/:(user-)?(in)?valid\b/i.test(t)) flags |= VALIDITY;
       if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) flags |= SIBLING;
     }
