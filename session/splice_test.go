@@ -17,7 +17,8 @@ import (
 // splicePage is a page as apps are: a cart list with buttons, a table whose
 // rows are named by their cells, a form with labels and a fieldset, cards a
 // class hides, a list a framework re-renders whole, a link, a disclosure,
-// a counter in the header; its Mutate button (in the footer, so focus moves
+// a counter in the header, items added first in a list or two at once in
+// the middle of one; its Mutate button (in the footer, so focus moves
 // there) makes one or two of those changes, picked by a seeded generator.
 const splicePage = `<!doctype html><title>Splice</title>
 <style>.gone { display: none } .tip::after { content: " (new)" } li.sel { font-weight: bold }</style>
@@ -56,6 +57,9 @@ const ops = [
   () => { $('gift').checked = !$('gift').checked; },
   () => { $('name').value = words[rnd(6)]; },
   () => { const l = $('steps').children; l[rnd(l.length)].textContent = words[rnd(6)]; },
+  () => { const li = document.createElement('li'); li.textContent = 'First ' + words[rnd(6)]; $('steps').prepend(li); },
+  () => { const l = $('cart').children, mk = () => { const li = document.createElement('li'); li.innerHTML = words[rnd(6)] + ' <button>Remove</button>'; return li; };
+    l[rnd(l.length)].before(mk(), mk()); },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -202,18 +206,34 @@ p:empty { border-color: red; margin: 2px } input:invalid { background: pink } #f
 	})
 }
 
-// TestARenamedElementIsItsOwnPart: a change of a table cell's text, a
-// heading's or a link's changes the name, and so the ref, of the row, the
-// heading or the link; the part walked is that element alone, found in the
-// last snapshot by the ref it had, not the table or the section around it;
-// each snapshot equals a whole walk.
-func TestARenamedElementIsItsOwnPart(t *testing.T) {
+// TestARenamedOrInsertedElementIsItsOwnPart: a change of a table cell's
+// text, a heading's or a link's changes the name, and so the ref, of the
+// row, the heading or the link; the part walked is that element alone,
+// found in the last snapshot by the ref it had, not the table or section
+// around it. An item or a row added to a list or a table (at its end, at
+// its start, two in its middle) is a part of its own, put beside its
+// sibling's lines. Each snapshot equals a whole walk.
+func TestARenamedOrInsertedElementIsItsOwnPart(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(splicePage, "SEED", "5", 1), "</main>", filler+"</main>", 1)})
-	walked := regexp.MustCompile(`"parts":1,"renamed":(\d+),"part_chars":(\d+)[^\n]*walked only the parts that changed`)
+	walked := regexp.MustCompile(`"parts":(\d+),"renamed":(\d+),"inserted":(\d+),"part_chars":(\d+)[^\n]*walked only the parts that changed`)
+	type want struct {
+		what                     string
+		parts, renamed, inserted int
+		chars                    int // at most
+	}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
-		for op, what := range map[int]string{2: "a cell's text", 7: "a heading's text", 10: "a link's text"} {
+		for op, w := range map[int]want{
+			2:  {"a cell's text", 1, 1, 0, 120},
+			7:  {"a heading's text", 1, 1, 0, 120},
+			10: {"a link's text", 1, 1, 0, 120},
+			0:  {"an item added at the end of a list", 1, 0, 1, 160},
+			3:  {"a row added to a table", 1, 0, 1, 160},
+			16: {"an item added at the start of a list", 1, 0, 1, 120},
+			17: {"two items added in the middle of a list", 2, 0, 2, 320},
+		} {
+			what := w.what
 			// Focus on the Mutate button already: its click moves none.
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; document.getElementById('mutate').focus(); }`, op); err != nil {
 				t.Fatal(err)
@@ -225,13 +245,13 @@ func TestARenamedElementIsItsOwnPart(t *testing.T) {
 				continue
 			}
 			m := walked.FindStringSubmatch(log.String()[from:])
-			if m == nil || m[1] != "1" {
-				t.Errorf("%s: not walked as one renamed part: %v", what, m)
+			if m == nil || m[1] != strconv.Itoa(w.parts) || m[2] != strconv.Itoa(w.renamed) || m[3] != strconv.Itoa(w.inserted) {
+				t.Errorf("%s: walked as parts, renamed, inserted %v, want %d, %d, %d", what, m, w.parts, w.renamed, w.inserted)
 				continue
 			}
 			// A row is two cells; the table's section is several rows.
-			if n, _ := strconv.Atoi(m[2]); n > 120 {
-				t.Errorf("%s: the part walked was %d characters, more than the element", what, n)
+			if n, _ := strconv.Atoi(m[4]); n > w.chars {
+				t.Errorf("%s: the parts walked were %d characters, more than the elements", what, n)
 			}
 		}
 	})

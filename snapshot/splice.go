@@ -82,6 +82,68 @@ func Splice(whole, part, was string) (string, error) {
 	return b.String(), nil
 }
 
+// Insert puts part, Playwright's AI snapshot of an element added among
+// others, beside the lines of the element whose ref is anchor in whole
+// (exactly one line holds it), at that line's depth: before that line when
+// before is set, else after the lines under it. It returns the page's
+// snapshot and the ref of the part's top line ("" for none). An empty part
+// (the element shows nothing) leaves whole as it was. The caller vouches
+// that the two are siblings, each on a line of its own, and that nothing
+// else changed; Insert refuses a part that is not one element of a role
+// its parent never folds.
+func Insert(whole, part, anchor string, before bool) (string, string, error) {
+	part = strings.TrimRight(part, "\n")
+	if part == "" {
+		return whole, "", nil
+	}
+	pl := strings.Split(part, "\n")
+	if !strings.HasPrefix(pl[0], "- ") {
+		return "", "", errors.New("insert: the part does not start with its element's line")
+	}
+	for _, l := range pl[1:] {
+		if !strings.HasPrefix(l, "  ") {
+			return "", "", errors.New("insert: the part has more than one element at its top")
+		}
+	}
+	role, ref := LineKey(pl[0])
+	switch role {
+	case "", "generic", "img", "iframe", "text":
+		return "", "", errors.New("insert: the part's element is of a role its parent can fold (" + role + ")")
+	}
+	if anchor == "" {
+		return "", "", errors.New("insert: no sibling to put the part beside")
+	}
+	wl := strings.Split(whole, "\n")
+	at := -1
+	for i, l := range wl {
+		if _, f := LineKey(l); f == anchor {
+			if at >= 0 {
+				return "", "", errors.New("insert: the sibling's ref is on more than one line")
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return "", "", errors.New("insert: the sibling's ref is not in the page's snapshot")
+	}
+	depth := indentOf(wl[at])
+	pos := at
+	if !before {
+		pos++
+		for pos < len(wl) && indentOf(wl[pos]) > depth {
+			pos++
+		}
+	}
+	pad := strings.Repeat(" ", depth)
+	out := make([]string, 0, len(wl)+len(pl))
+	out = append(out, wl[:pos]...)
+	for _, l := range pl {
+		out = append(out, pad+l)
+	}
+	out = append(out, wl[pos:]...)
+	return strings.Join(out, "\n"), ref, nil
+}
+
 // Append adds part, Playwright's AI snapshot of an element added at the end
 // of the page's body, after the last lines of whole, the page's last AI
 // snapshot, whose one top line must be the body's own (bodyRef: the caller

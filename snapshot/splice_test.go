@@ -62,6 +62,45 @@ func TestSpliceFindsARenamedElementByTheRefItHad(t *testing.T) {
 	}
 }
 
+// TestInsertPutsAPartBesideItsSibling: after a sibling's lines (and the
+// lines under it) or before its line, at its depth; an empty part changes
+// nothing; a part of a folding role, or a sibling not on exactly one line,
+// is refused.
+func TestInsertPutsAPartBesideItsSibling(t *testing.T) {
+	got, top, err := Insert(spliceWhole, "- listitem [ref=e10]: Plums", "e6", false)
+	if err != nil || top != "e10" {
+		t.Fatal(err, top)
+	}
+	want := strings.Replace(spliceWhole, "      - listitem [ref=e6]: Apples\n", "      - listitem [ref=e6]: Apples\n      - listitem [ref=e10]: Plums\n", 1)
+	if got != want {
+		t.Fatalf("after:\n%s\nwant\n%s", got, want)
+	}
+	got, _, err = Insert(spliceWhole, "- listitem [ref=e10]:\n  - link \"Figs\" [ref=e11]", "e6", true)
+	want = strings.Replace(spliceWhole, "      - listitem [ref=e6]: Apples\n", "      - listitem [ref=e10]:\n        - link \"Figs\" [ref=e11]\n      - listitem [ref=e6]: Apples\n", 1)
+	if err != nil || got != want {
+		t.Fatalf("before: %v\n%s\nwant\n%s", err, got, want)
+	}
+	// After a line with lines under it: past them.
+	got, _, err = Insert(spliceWhole, "- navigation [ref=e12]", "e2", false)
+	if err != nil || !strings.Contains(got, "Shop: deals\" [level=1] [ref=e3]\n  - navigation [ref=e12]\n  - main [ref=e4]:") {
+		t.Fatalf("after a subtree: %v\n%s", err, got)
+	}
+	if got, top, err := Insert(spliceWhole, "", "e6", false); err != nil || got != spliceWhole || top != "" {
+		t.Fatalf("empty part: %v %q", err, top)
+	}
+	for name, c := range map[string][2]string{
+		"generic":        {"- generic [ref=e10]: x", "e6"},
+		"two at the top": {"- listitem [ref=e10]\n- listitem [ref=e11]", "e6"},
+		"no sibling":     {"- listitem [ref=e10]", "e77"},
+		"no anchor":      {"- listitem [ref=e10]", ""},
+		"text":           {"- text: hi", "e6"},
+	} {
+		if got, _, err := Insert(spliceWhole, c[0], c[1], false); err == nil {
+			t.Errorf("%s: inserted\n%s", name, got)
+		}
+	}
+}
+
 // TestSpliceRefusesWhatItCannotPlace: a part that is not one element of a
 // role that stands alone, or whose ref the page's snapshot does not hold
 // once with that role, is refused.

@@ -21,18 +21,22 @@
 // walks gave it ref R; "refs:" matches an element made in this world and
 // never put in the document, whose text is the ref each part still to be
 // handed had from Playwright's walks (read before they walk, as a part's
-// name, and so its ref, may have changed). The listeners are set at the
+// name, and so its ref, may have changed), or for an element inserted
+// among others the ref of the sibling the watch sent after it (an event
+// named as the part's, with "a"): "^" when that sibling is the part
+// before, "-" for no ref. The listeners are set at the
 // engine's first query ("warm:" as a document commits, Tab.warmInjected),
 // not as the engine is made: Playwright makes every engine in the page's own
 // world too, where the page can watch addEventListener; it queries a
 // content script's engine only in its utility world.
 (() => {
-let parts = [], armed = false;
+let parts = [], anchors = new Map(), armed = false;
 const arm = () => {
 	if (armed) return;
 	armed = true;
-	document.addEventListener('CLOAKMCP_PART', (e) => { parts = [e.composedPath()[0]]; }, {capture: true});
+	document.addEventListener('CLOAKMCP_PART', (e) => { parts = [e.composedPath()[0]]; anchors = new Map(); }, {capture: true});
 	document.addEventListener('CLOAKMCP_PARTn', (e) => { parts.push(e.composedPath()[0]); }, {capture: true});
+	document.addEventListener('CLOAKMCP_PARTa', (e) => { anchors.set(parts[parts.length - 1], e.composedPath()[0]); }, {capture: true});
 };
 return {
 	queryAll(root, body) {
@@ -49,7 +53,12 @@ return {
 			// handed, in order ("-" for none), as the text of an element
 			// made here and never put in the document.
 			const out = document.createElement('b');
-			out.textContent = parts.map((e) => (e._ariaRef && e._ariaRef.ref) || '-').join(' ');
+			const ref = (e) => (e && e._ariaRef && e._ariaRef.ref) || '-';
+			out.textContent = parts.map((e, i) => {
+				if (!anchors.has(e)) return ref(e);
+				const a = anchors.get(e);
+				return i > 0 && a === parts[i - 1] ? '^' : ref(a);
+			}).join(' ');
 			return [out];
 		}
 		if (verb === 'part') {

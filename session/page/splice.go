@@ -106,8 +106,14 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		// Focus moved into a part: its walk brings the one mark.
 		text = snapshot.ActiveOff(text)
 	}
+	kind := func(i int) int {
+		if i < len(r.PartKinds) {
+			return r.PartKinds[i]
+		}
+		return watch.PartReplace
+	}
 	bodyRef := ""
-	if slices.Contains(r.PartKinds, 1) {
+	if slices.Contains(r.PartKinds, watch.PartAppend) {
 		// Parts added at the end of the body go after the last lines:
 		// only where the one top line is the body's.
 		first, _, _ := strings.Cut(text, "\n")
@@ -119,15 +125,19 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		}
 	}
 	var was []string
-	renamed := 0
-	for _, k := range r.PartKinds {
-		if k == 2 {
+	renamed, inserted := 0, 0
+	for i := range r.Parts {
+		switch kind(i) {
+		case watch.PartRenamed:
 			renamed++
+		case watch.PartAfter, watch.PartBefore:
+			inserted++
 		}
 	}
-	if renamed > 0 {
+	if renamed+inserted > 0 {
 		// A part whose name may have changed is found by the ref it had,
-		// read before the walks give it another.
+		// an inserted one beside its sibling's: read before the walks
+		// give them others.
 		refs, err := call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) {
 			return t.handoff("refs", "").TextContent()
 		})
@@ -137,6 +147,10 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 			return nil
 		}
 	}
+	// Where a part inserted after the part before it ("^") goes: after
+	// that part's top line, or where that part would have gone when it
+	// showed nothing.
+	prevRef, prevBefore := "", false
 	for i := range r.Parts {
 		timeout := snapshotBudget(ctx)
 		opts := playwright.LocatorAriaSnapshotOptions{Mode: playwright.AriaSnapshotModeAi, Timeout: &timeout}
@@ -147,11 +161,28 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part's walk failed; walking the page")
 			return nil
 		}
-		if i < len(r.PartKinds) && r.PartKinds[i] == 1 {
+		top := ""
+		switch k := kind(i); k {
+		case watch.PartAppend:
 			text, err = snapshot.Append(text, part, bodyRef)
-		} else {
+		case watch.PartAfter, watch.PartBefore:
+			at, before := was[i], k == watch.PartBefore
+			if at == "^" {
+				at, before = prevRef, prevBefore
+			}
+			if at == "-" || at == "" {
+				t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: an inserted part's sibling has no ref; walking the page")
+				return nil
+			}
+			if strings.TrimSpace(part) == "" {
+				// It shows nothing: the next goes where it would have.
+				prevRef, prevBefore = at, before
+				continue
+			}
+			text, top, err = snapshot.Insert(text, part, at, before)
+		default:
 			at := ""
-			if i < len(r.PartKinds) && r.PartKinds[i] == 2 {
+			if k == watch.PartRenamed {
 				if at = was[i]; at == "-" {
 					t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: a renamed part had no ref; walking the page")
 					return nil
@@ -163,9 +194,14 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part does not fit; walking the page")
 			return nil
 		}
+		if top == "" {
+			first, _, _ := strings.Cut(part, "\n")
+			_, top = snapshot.LineKey(first)
+		}
+		prevRef, prevBefore = top, false
 		walked += len(part)
 	}
-	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("part_chars", walked).Int("chars", len(text)).
+	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("inserted", inserted).Int("part_chars", walked).Int("chars", len(text)).
 		Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked only the parts that changed")
 	return t.keepSnapshot(ctx, text, 0, true, r.NewBase, true)
 }

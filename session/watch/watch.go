@@ -120,13 +120,28 @@ type Read struct {
 	Parts     int    `json:"p"`
 	PartFocus bool   `json:"pf"`
 	NoPart    string `json:"pw"`
-	// PartKinds says, per part, 1 for an element added at the end of the
-	// body since that base (its lines go after the last snapshot's), 2
-	// for one whose name its content gives, which may have changed (its
-	// lines are found by the ref it had), 0 for one whose lines it
-	// replaces, found by its ref; nil for all 0.
+	// PartKinds says, per part, how its lines go in the last snapshot
+	// (PartReplace and the rest); nil for all PartReplace.
 	PartKinds []int `json:"pk"`
 }
+
+// The kinds of part (watch.js: partRoots).
+const (
+	// PartReplace: an element whose lines the part replaces, found by
+	// its ref.
+	PartReplace = 0
+	// PartAppend: an element added at the end of the body since the base;
+	// its lines go after the last snapshot's.
+	PartAppend = 1
+	// PartRenamed: an element whose name its content gives, which may
+	// have changed; its lines are found by the ref it had.
+	PartRenamed = 2
+	// PartAfter and PartBefore: an element added among others; its lines
+	// go after the lines of its previous sibling (or of the part before
+	// it), or before those of its next sibling.
+	PartAfter  = 3
+	PartBefore = 4
+)
 
 // SameAs reports whether the page is as it was at base.
 func (r *Read) SameAs(base int) bool {

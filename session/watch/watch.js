@@ -56,9 +56,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // selector that looks down (:has) or a container query, EMPTY :empty,
   // FOCUS_SHOWS a :focus rule, VALIDITY a form-validity pseudo-class (it
   // matches the form and fieldsets around a control too), SIBLING a sibling
-  // combinator (or a + or ~ anywhere in a selector); null when an imported
-  // sheet cannot be read.
-  const HAS = 1, EMPTY = 2, FOCUS_SHOWS = 4, VALIDITY = 8, SIBLING = 16;
+  // combinator (or a + or ~ anywhere in a selector), NTH a pseudo-class of
+  // a child's place among its siblings (:first-child, :nth-of-type, …);
+  // null when an imported sheet cannot be read.
+  const HAS = 1, EMPTY = 2, FOCUS_SHOWS = 4, VALIDITY = 8, SIBLING = 16, NTH = 32;
   // shows tells whether a rule's text sets a property that can change what
   // Playwright's walk shows: whether an element is there (display,
   // visibility, content-visibility), its box empty or not (its size, the
@@ -95,6 +96,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (/:empty\b/i.test(t)) flags |= EMPTY;
       if (/:focus/i.test(t)) flags |= FOCUS_SHOWS;
       if (/:(user-)?(in)?valid\b/i.test(t)) flags |= VALIDITY;
+      if (/:(first|last|only|nth)-/i.test(t)) flags |= NTH;
       if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) flags |= SIBLING;
     }
     const out = { list: Array.from(rules), names, flags };
@@ -209,8 +211,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // A dirt entry's flags: FOCUSED focus moved (its element is FOCUS);
   // CONTROL a form control's state changed; ATTR a change a sibling
   // combinator carries to the siblings after it (its part is then its
-  // parent's); APPENDED an element added at the end of the body.
-  const FOCUSED = 1, CONTROL = 2, ATTR = 4, APPENDED = 8;
+  // parent's); APPENDED an element added at the end of the body; INSERTED
+  // an element added among others (its part is itself, put beside a
+  // sibling's lines, where it can be).
+  const FOCUSED = 1, CONTROL = 2, ATTR = 4, APPENDED = 8, INSERTED = 16;
   const id0 = id;
   let quietFrom = Infinity, quietWhy = 'no base';
   const dirty = [], FOCUS = {};
@@ -249,7 +253,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!r) poison = true;
     }
     dirty.length = 0;
-    dirty.push([st, poison ? null : r === undefined ? FOCUS : r, f]);
+    dirty.push([st, poison ? null : r === undefined ? FOCUS : r, f & ~(APPENDED | INSERTED)]);
   };
   const inHiddenHead = x => { const h = document.head; return !!h && h.contains(x) && hiddenHead(h); };
   const sheetNode = x => x.nodeType === 1 && (x.localName === 'style' || x.localName === 'base' ||
@@ -278,6 +282,15 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (const x of r.removedNodes) if (!blank(x)) return false;
     for (const x of r.addedNodes) if (x.nodeType !== 1 && !blank(x)) return false;
     return true;
+  };
+  // insertedOnly tells whether a record only added elements to an element
+  // (each is then dirt of its own: INSERTED).
+  const insertedOnly = r => {
+    if (r.type !== 'childList' || r.target.nodeType !== 1 || r.target === document.body) return false;
+    let k = 0;
+    for (const x of r.removedNodes) if (!blank(x)) return false;
+    for (const x of r.addedNodes) if (x.nodeType === 1) k++; else if (!blank(x)) return false;
+    return k > 0;
   };
   // touched is the element a counted record leaves as dirt; undefined for
   // none (the head the page does not show, save its sheets); null when no
@@ -383,6 +396,33 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     while (R && R !== document.body && !stands(R) && !tail.has(R)) R = R.parentElement;
     return [R, 0];
   };
+  // lined tells whether an element shows on a line of its own wherever it
+  // is (when shown at all).
+  const lined = a => stands(a) || (fromContent(a) === 1 && renamable(a));
+  // anchorOf is where an inserted element X's lines go: [its previous
+  // sibling, 3] (after that sibling's lines, or the lines of the part
+  // before it when that sibling was inserted too) or, X first, [its next
+  // sibling not inserted (others holds those inserted), 4] (before its
+  // lines); only blank text, comments, scripts between. null unless X and
+  // that sibling each show on a line of their own, and their parent
+  // stands, named by nothing it holds (no line above them changes).
+  const anchorOf = (X, others) => {
+    const C = X.parentElement;
+    if (!C || C === document.body || !stands(C) || !lined(X)) return null;
+    for (let a = C; a && a !== document.body; a = a.parentElement) if (fromContent(a)) return null;
+    const near = next => {
+      for (let y = next ? X.nextSibling : X.previousSibling; y; y = next ? y.nextSibling : y.previousSibling) {
+        if (blank(y) || ignored(y) || (next && others.has(y))) continue;
+        return y.nodeType === 1 && lined(y) ? y : null;
+      }
+      return undefined;
+    };
+    const p = near(false);
+    if (p) return [p, 3];
+    if (p === null) return null;
+    const n = near(true);
+    return n ? [n, 4] : null;
+  };
   // partRoots lists the elements walks of only parts of the page must
   // cover for the changes since base since, in document order, or says why
   // there are none (a string): for each change rootFor, and the element
@@ -397,7 +437,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     if (brk) return brk;
     if (quietFrom > since) return 'since ' + quietWhy;
     let f = 0;
-    const hit = [], tail = new Set();
+    const hit = [], tail = new Set(), ins = [];
     for (const [s, x, ff] of dirty) {
       if (s < since) continue;
       f |= ff;
@@ -405,11 +445,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (x === null) return 'poison';
       if (!x.isConnected) continue;
       if ((ff & APPENDED) && x.parentNode === document.body) { tail.add(x); continue; }
+      if ((ff & INSERTED) && x.parentNode && x.parentNode.nodeType === 1 && x.getRootNode() === document) { ins.push(x); continue; }
       const e = lift(x);
       if (!e) return 'lift';
       hit.push([e, ff]);
     }
-    if (!hit.length && !tail.size && !(f & FOCUSED)) return 'none';
+    if (!hit.length && !tail.size && !ins.length && !(f & FOCUSED)) return 'none';
     // The elements added at the end of the body must be all that follows
     // the first of them (bar what a walk never shows).
     if (tail.size) {
@@ -421,6 +462,14 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     const fl = flags();
     if (fl === null) return 'sheets';
+    // Each inserted element goes beside a sibling's lines where it can;
+    // else its parent holds the change.
+    const inserted = new Map(), others = new Set(ins);
+    for (const X of ins) {
+      const at = (fl & (SIBLING | NTH | EMPTY)) ? null : anchorOf(X, others);
+      if (at) inserted.set(X, at);
+      else hit.push([X.parentElement, 0]);
+    }
     // Each change's element, and whether a sibling combinator carries it
     // to the siblings after it (its part is its parent's then).
     const els = new Map();
@@ -445,6 +494,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!add(R)) return 'root';
       if (k) renamed.add(R);
     }
+    for (const X of inserted.keys()) { add(X); els.set(X, false); }
     if (f & FOCUSED) {
       const F = lift(deepFocus());
       if (!F || F === body || F === document.documentElement) return 'focus';
@@ -483,7 +533,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
     }
     roots.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
-    return { roots, f, kinds: roots.map(P => tail.has(P) ? 1 : renamed.has(P) ? 2 : 0) };
+    const kinds = roots.map(P => tail.has(P) ? 1 : inserted.has(P) ? inserted.get(P)[1] : renamed.has(P) ? 2 : 0);
+    return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null) };
   };
   const count = (rs, tell) => {
     named = undefined;
@@ -496,6 +547,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         continue;
       }
       const x = touched(r);
+      if (x && insertedOnly(r)) {
+        for (const y of r.addedNodes) if (y.nodeType === 1) dirt(y, INSERTED);
+        continue;
+      }
       if (x !== undefined) dirt(x, r.type === 'attributes' ? ATTR : 0);
     }
     n += k;
@@ -718,7 +773,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (typeof p === 'string') out.pw = p;
       else {
         // The first event starts the engine's list anew; the next add.
-        p.roots.forEach((e, i) => e.dispatchEvent(new CustomEvent(i ? part.ev + 'n' : part.ev)));
+        // An inserted part's sibling follows it (the engine reads its ref).
+        p.roots.forEach((e, i) => {
+          e.dispatchEvent(new CustomEvent(i ? part.ev + 'n' : part.ev));
+          if (p.anchors[i]) p.anchors[i].dispatchEvent(new CustomEvent(part.ev + 'a'));
+        });
         out.p = p.roots.length;
         out.pf = (p.f & FOCUSED) !== 0;
         if (p.kinds.some(k => k)) out.pk = p.kinds;
