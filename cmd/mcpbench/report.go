@@ -47,7 +47,7 @@ func rowSpecs() []rowSpec {
 		}
 	}
 	for _, c := range innerChanges {
-		rows = append(rows, spec("snapshot "+c.page+", after a change inside it", "ms", 0.8))
+		rows = append(rows, spec("snapshot "+c.page+", after "+c.what, "ms", 0.8))
 	}
 	for _, p := range fixturePages {
 		rows = append(rows, spec("snapshot "+p.Name+", repeated", "ms", 0.2))

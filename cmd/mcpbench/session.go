@@ -234,7 +234,7 @@ func (b *bench) session(ctx context.Context, p *proc, res *results) {
 	}
 	for _, c := range innerChanges {
 		if ctx.Err() == nil {
-			b.selfChangedSnapshot(ctx, p, res, "snapshot "+c.page+", after a change inside it", "/"+c.page+".html", c.fn, c.marker, c.delay)
+			b.selfChangedSnapshot(ctx, p, res, "snapshot "+c.page+", after "+c.what, "/"+c.page+".html", c.fn, c.marker, c.delay)
 		}
 	}
 	b.formSession(ctx, p, res)
@@ -494,14 +494,16 @@ func addParagraphLater(text string, d time.Duration) string {
 
 // innerChanges are changes a page makes by itself inside its content, as
 // an app updates a list or a cell: a list item added to the article's
-// first list, a cell of the table's body rewritten (after the table's
-// walk: 2.5 s).
+// first list, a cell of the table's body rewritten, a row added to the
+// end of the table's body (after the table's walk: 2.5 s). what ends the
+// row's name.
 var innerChanges = []struct {
-	page, fn, marker string
-	delay            time.Duration
+	page, what, fn, marker string
+	delay                  time.Duration
 }{
-	{"article", "() => { setTimeout(() => { const l = document.querySelector('article ul, article ol'); const li = document.createElement('li'); li.textContent = 'Bench item'; l.append(li); }, 600); }", "Bench item", selfChangeDelay},
-	{"table", "() => { setTimeout(() => { const c = document.querySelectorAll('tbody td')[1234]; c.textContent = 'Bench cell'; }, 2500); }", "Bench cell", 2500 * time.Millisecond},
+	{"article", "a change inside it", "() => { setTimeout(() => { const l = document.querySelector('article ul, article ol'); const li = document.createElement('li'); li.textContent = 'Bench item'; l.append(li); }, 600); }", "Bench item", selfChangeDelay},
+	{"table", "a change inside it", "() => { setTimeout(() => { const c = document.querySelectorAll('tbody td')[1234]; c.textContent = 'Bench cell'; }, 2500); }", "Bench cell", 2500 * time.Millisecond},
+	{"table", "a row added to it", "() => { setTimeout(() => { const b = document.querySelector('tbody'); const r = b.rows[0].cloneNode(true); r.cells[0].textContent = 'Bench row'; b.append(r); }, 2500); }", "Bench row", 2500 * time.Millisecond},
 }
 
 // selfChangedSnapshot times, as row key, a snapshot of a page that changed
