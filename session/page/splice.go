@@ -24,10 +24,14 @@ import (
 // dirt), and since which base nothing else happened (no hover, rule, URL,
 // animation or frame change; focus not lost to the page). A read asked
 // for parts (partAsk) takes each change's element up to one whose role
-// stands on its own, past every element whose name its content gives (a
-// row, a link, a label, a fieldset's legend: their names, and so their
-// refs, change), plus the element focus moved to, and elements added at the
-// end of the body; it drops those another holds and refuses where
+// stands on its own, or, where elements whose name their content gives are
+// on the way, to the topmost of them when it shows on a line of its own (a
+// row, a link, a button, a heading: its name, and so its ref, may have
+// changed, so it is found by the ref it had, PartRenamed), else past them
+// (a label, a fieldset's legend); an element added among others is a part
+// of its own, put beside a sibling's lines (PartAfter, PartBefore); plus
+// the element focus moved to, and elements added at the end of the body;
+// it drops those another holds and refuses where
 // anything outside a part could show the change: a name taken by
 // reference or a label's for, aria-owns, a pointer cursor a walk carries
 // down from an ancestor, a slot, a frame, the page's root, style sheets
@@ -35,13 +39,15 @@ import (
 // that show), more than four parts. It sends each part an event of a name
 // made per process; the hand-off engine's listeners in Playwright's
 // utility world keep them, and "part:" hands them, in document order, to
-// a locator. Playwright's own AI walk of each (the same code, options and
-// ref counter as the whole page's) then takes its lines' place in the last
-// snapshot (snapshot.Splice), which checks that the part is one element of
-// a role its parent never folds, whose ref is on exactly one line of the
-// last snapshot (same ref: same role and name, so the line is its own), or
-// goes after the body's last lines (snapshot.Append, once the engine said
-// the top line's ref is the body's). Refs outside the parts keep what the
+// a locator; "refs:" first reads, where a part was renamed or inserted,
+// the ref it or its sibling had. Playwright's own AI walk of each (the
+// same code, options and ref counter as the whole page's) then takes its
+// lines' place in the last snapshot (snapshot.Splice), which checks that
+// the part is one element of a role its parent never folds, whose ref (or
+// the ref it had) is on exactly one line of the last snapshot, goes beside
+// its sibling's lines (snapshot.Insert), or goes after the body's last
+// lines (snapshot.Append, once the engine said the top line's ref is the
+// body's). Refs outside the parts keep what the
 // walks gave them; an action reaches them through the ref Playwright
 // leaves on each element (partialAI). TestASplicedSnapshotEqualsAWholeWalk
 // holds the result to a walk of the whole page.
