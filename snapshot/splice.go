@@ -13,8 +13,11 @@ import (
 // line and the deeper ones after it. Only an element of a role the AI
 // snapshot never unwraps, drops or folds into its parent qualifies (not a
 // generic, an image, a frame or text), so its lines stand for it alone and
-// nothing outside them depends on what they hold. When focus moved into a
-// part, the caller takes the old focus marks off first (ActiveOff).
+// nothing outside them depends on what they hold, but for one thing a
+// line above them gives: under a line with the cursor mark the part's
+// lines lose theirs (fitCursor), as a walk of the whole page renders them.
+// When focus moved into a part, the caller takes the old focus marks off
+// first (ActiveOff).
 //
 // was is the ref the element had in whole when its name, and so its ref,
 // may have changed since ("" when the part's own ref is it).
@@ -61,6 +64,7 @@ func Splice(whole, part, was string) (string, error) {
 	for end < len(wl) && indentOf(wl[end]) > depth {
 		end++
 	}
+	pl = fitCursor(pl, wl, at)
 	pad := strings.Repeat(" ", depth)
 	var b strings.Builder
 	b.Grow(len(whole) + len(part))
@@ -127,6 +131,7 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 		return "", "", errors.New("insert: the sibling's ref is not in the page's snapshot")
 	}
 	depth := indentOf(wl[at])
+	pl = fitCursor(pl, wl, at)
 	pos := at
 	if !before {
 		pos++
@@ -174,6 +179,11 @@ func Append(whole, part, bodyRef string) (string, error) {
 		return "", errors.New("append: the body's last child is text")
 	}
 	pl := strings.Split(part, "\n")
+	if markOff(wl[0], cursorMark) != wl[0] {
+		for i, l := range pl {
+			pl[i] = markOff(l, cursorMark)
+		}
+	}
 	if r, _ := LineKey(pl[0]); r == "text" || !strings.HasPrefix(pl[0], "- ") {
 		return "", errors.New("append: the part starts with text")
 	}
@@ -244,6 +254,35 @@ func LineKey(l string) (role, ref string) {
 	return role, ref
 }
 
+// pointerAbove tells whether a line above wl[at] that holds it (a line of
+// less indent, each nearer one holding the next) carries the cursor mark:
+// lines under it then carry none.
+func pointerAbove(wl []string, at int) bool {
+	d := indentOf(wl[at])
+	for i := at - 1; i >= 0 && d > 0; i-- {
+		if di := indentOf(wl[i]); di < d {
+			if markOff(wl[i], cursorMark) != wl[i] {
+				return true
+			}
+			d = di
+		}
+	}
+	return false
+}
+
+// fitCursor takes the cursor marks off a part's lines where they go under a
+// line that carries one, as a walk of the whole page renders them.
+func fitCursor(pl []string, wl []string, at int) []string {
+	if !pointerAbove(wl, at) {
+		return pl
+	}
+	out := make([]string, len(pl))
+	for i, l := range pl {
+		out[i] = markOff(l, cursorMark)
+	}
+	return out
+}
+
 // ActiveOff takes every focus mark off text (focus moved to an element
 // whose lines come anew).
 func ActiveOff(text string) string {
@@ -258,10 +297,16 @@ func indentOf(l string) int {
 	return len(l) - len(strings.TrimLeft(l, " "))
 }
 
-// activeOff takes a line's focus mark off: the " [active]" of its key,
-// before another mark, the key's end or its colon.
-func activeOff(l string) string {
-	const mark = " [active]"
+// activeOff takes a line's focus mark off.
+func activeOff(l string) string { return markOff(l, " [active]") }
+
+// cursorMark is the mark of an element with a ref and a pointer cursor;
+// Playwright's AI rendering leaves it off every line under such a line.
+const cursorMark = " [cursor=pointer]"
+
+// markOff takes a mark off a line's key: mark before another mark, the
+// key's end or its colon.
+func markOff(l, mark string) string {
 	for from := 0; ; {
 		i := strings.Index(l[from:], mark)
 		if i < 0 {

@@ -101,6 +101,37 @@ func TestInsertPutsAPartBesideItsSibling(t *testing.T) {
 	}
 }
 
+// TestPartsUnderAPointerLoseTheirCursorMarks: Playwright renders no
+// cursor mark under a line that has one; a part put under such a line
+// (replaced, inserted, or appended under a body that has one) loses its
+// marks, one elsewhere keeps them, and text that only looks like a mark
+// stays.
+func TestPartsUnderAPointerLoseTheirCursorMarks(t *testing.T) {
+	const whole = `- generic [ref=e1]:
+  - article [ref=e2] [cursor=pointer]:
+    - generic [ref=e3]:
+      - paragraph [ref=e4]: Body
+  - list [ref=e5]:
+    - listitem [ref=e6]: One`
+	got, err := Splice(whole, "- paragraph [ref=e4] [cursor=pointer]:\n  - link \"a [cursor=pointer]\" [ref=e7] [cursor=pointer]", "")
+	if err != nil || !strings.Contains(got, "      - paragraph [ref=e4]:\n        - link \"a [cursor=pointer]\" [ref=e7]\n  - list") {
+		t.Fatalf("under a pointer: %v\n%s", err, got)
+	}
+	got, _, err = Insert(whole, "- listitem [ref=e8] [cursor=pointer]: Two", "e6", false)
+	if err != nil || !strings.HasSuffix(got, "    - listitem [ref=e8] [cursor=pointer]: Two") {
+		t.Fatalf("elsewhere: %v\n%s", err, got)
+	}
+	got, _, err = Insert(whole, "- paragraph [ref=e9] [cursor=pointer]: More", "e4", false)
+	if err != nil || !strings.Contains(got, "      - paragraph [ref=e9]: More") {
+		t.Fatalf("inserted under a pointer: %v\n%s", err, got)
+	}
+	body := "- generic [ref=e1] [cursor=pointer]:\n  - paragraph [ref=e2]: x"
+	got, err = Append(body, "- dialog [ref=e3] [cursor=pointer]", "e1")
+	if err != nil || !strings.HasSuffix(got, "\n  - dialog [ref=e3]") {
+		t.Fatalf("appended under a pointer body: %v\n%s", err, got)
+	}
+}
+
 // TestSpliceRefusesWhatItCannotPlace: a part that is not one element of a
 // role that stands alone, or whose ref the page's snapshot does not hold
 // once with that role, is refused.

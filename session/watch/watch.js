@@ -428,9 +428,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // there are none (a string): for each change rootFor, and the element
   // focus moved to (its focus mark); those another holds are left out.
   // Refused where something outside a part would show what changed in it
-  // (a name taken by reference or by a label's for, an owner, a pointer
-  // cursor a walk carries down, a slot), in a frame, at the page's root,
-  // or past maxParts parts.
+  // (a name taken by reference or by a label's for, an owner, a slot), in a
+  // frame, at the page's root, or past maxParts parts. (A pointer cursor
+  // an ancestor's line shows takes the marks off the part's lines: the
+  // splice knows it from the last snapshot, snapshot.fitCursor.)
   const maxParts = 4;
   const partRoots = (since, brk) => {
     if (!(since > id0 && since <= id)) return 'base';
@@ -516,7 +517,6 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       return false;
     };
     for (const P of roots) {
-      for (let a = P.parentElement; a; a = a.parentElement) if (getComputedStyle(a).cursor === 'pointer') return 'cursor';
       for (let a = P; a; a = a.parentElement) if (a.assignedSlot) return 'slot';
       if (P.localName === 'iframe' || P.localName === 'frame' || P.querySelector('iframe,frame')) return 'frame';
       for (const e of held) {
