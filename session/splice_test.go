@@ -18,10 +18,11 @@ import (
 // rows are named by their cells, a form with labels and a fieldset, cards a
 // class hides, a list a framework re-renders whole, a link, a disclosure,
 // a counter in the header, items added first in a list or two at once in
-// the middle of one; its Mutate button (in the footer, so focus moves
+// the middle of one, style rules added as CSS-in-JS libraries add them (at
+// the end of a sheet; one put first too); its Mutate button (in the footer, so focus moves
 // there) makes one or two of those changes, picked by a seeded generator.
 const splicePage = `<!doctype html><title>Splice</title>
-<style>.gone { display: none } .tip::after { content: " (new)" } li.sel { font-weight: bold }</style>
+<style>.gone { display: none } .tip::after { content: " (new)" } li.sel { font-weight: bold }</style><style id="emo"></style>
 <header><nav aria-label="Main"><a href="/a">Home</a> <a href="/b">Docs</a></nav><span id="count">0 items</span></header>
 <main>
 <h1>Shop</h1>
@@ -60,6 +61,10 @@ const ops = [
   () => { const li = document.createElement('li'); li.textContent = 'First ' + words[rnd(6)]; $('steps').prepend(li); },
   () => { const l = $('cart').children, mk = () => { const li = document.createElement('li'); li.innerHTML = words[rnd(6)] + ' <button>Remove</button>'; return li; };
     l[rnd(l.length)].before(mk(), mk()); },
+  () => { const s = $('emo').sheet, k = 'css-' + rnd(1000); s.insertRule('.' + k + ' { display: none }', s.cssRules.length);
+    const l = $('cart').children; l[rnd(l.length)].classList.add(k); },
+  () => { const s = $('emo').sheet; s.insertRule('#steps li.tip { font-style: italic; visibility: ' + (rnd(2) ? 'hidden' : 'visible') + ' }', s.cssRules.length); },
+  () => { const s = $('emo').sheet; s.insertRule('#count { color: red }', 0); },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -253,6 +258,37 @@ func TestARenamedOrInsertedElementIsItsOwnPart(t *testing.T) {
 			// A row is two cells; the table's section is several rows.
 			if n, _ := strconv.Atoi(m[4]); n > w.chars {
 				t.Errorf("%s: the parts walked were %d characters, more than the elements", what, n)
+			}
+		}
+	})
+}
+
+// TestRulesAddedAtTheEndOfASheetWalkParts: a style rule added at the end
+// of a sheet (as CSS-in-JS libraries add a component's rules) that hides
+// an item it gives its class, or one that styles a list's items, walks only
+// the parts holding the elements it styles; one put first among the rules
+// walks the page. Each snapshot equals a whole walk.
+func TestRulesAddedAtTheEndOfASheetWalkParts(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(splicePage, "SEED", "9", 1), "</main>", filler+"</main>", 1)})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		for _, c := range []struct {
+			op    int
+			what  string
+			parts bool
+		}{
+			{9, "a class set on a step (its ::after shows)", true},
+			{18, "a rule hiding the cart item it gives its class", true},
+			{19, "a rule styling the marked steps", true},
+			{20, "a rule put first among the rules", false},
+		} {
+			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; document.getElementById('mutate').focus(); }`, c.op); err != nil {
+				t.Fatal(err)
+			}
+			aiSnapshot(ctx, t, tab)
+			if parts := spliceRound(ctx, t, tab, &log, c.what); parts != c.parts {
+				t.Errorf("%s: parts walked %v, want %v (log: %v)", c.what, parts, c.parts, noPartReasons(log.String()))
 			}
 		}
 	})

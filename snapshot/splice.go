@@ -149,6 +149,79 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 	return strings.Join(out, "\n"), ref, nil
 }
 
+// Remove takes the lines of the element whose ref is ref in whole (exactly
+// one line holds it) away, with the lines under it: the element shows
+// nothing now. Refused where the AI rendering would then change the lines
+// around it: none or one text line left under the parent (it would go on
+// the parent's line), a generic parent below the top left with fewer than
+// two elements (it would be unwrapped), or text lines on both sides (they
+// would run together).
+func Remove(whole, ref string) (string, error) {
+	wl := strings.Split(whole, "\n")
+	at := -1
+	for i, l := range wl {
+		if _, f := LineKey(l); f == ref {
+			if at >= 0 {
+				return "", errors.New("remove: the ref is on more than one line")
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return "", errors.New("remove: the ref is not in the page's snapshot")
+	}
+	d := indentOf(wl[at])
+	end := at + 1
+	for end < len(wl) && indentOf(wl[end]) > d {
+		end++
+	}
+	parent := -1
+	for i := at - 1; i >= 0; i-- {
+		if indentOf(wl[i]) < d {
+			parent = i
+			break
+		}
+	}
+	if parent < 0 {
+		return "", errors.New("remove: the element's line is at the top")
+	}
+	// The parent's other child lines, and the element's neighbours.
+	var kids []int
+	prev, next := -1, -1
+	for i := parent + 1; i < len(wl) && indentOf(wl[i]) > indentOf(wl[parent]); i++ {
+		if indentOf(wl[i]) != d || i == at {
+			continue
+		}
+		kids = append(kids, i)
+		if i < at {
+			prev = i
+		} else if next < 0 {
+			next = i
+		}
+	}
+	isText := func(i int) bool { r, _ := LineKey(wl[i]); return r == "text" }
+	if len(kids) == 0 || (len(kids) == 1 && isText(kids[0])) {
+		return "", errors.New("remove: the parent would be left with no line or one text line")
+	}
+	// A generic below the top is unwrapped when it holds one element or
+	// none: it must keep two.
+	if r, _ := LineKey(wl[parent]); (r == "" || r == "generic") && indentOf(wl[parent]) > 0 {
+		elems := 0
+		for _, i := range kids {
+			if !isText(i) {
+				elems++
+			}
+		}
+		if elems < 2 {
+			return "", errors.New("remove: the generic parent would hold fewer than two elements")
+		}
+	}
+	if prev >= 0 && next >= 0 && isText(prev) && isText(next) {
+		return "", errors.New("remove: text on both sides would run together")
+	}
+	return strings.Join(append(wl[:at:at], wl[end:]...), "\n"), nil
+}
+
 // Append adds part, Playwright's AI snapshot of an element added at the end
 // of the page's body, after the last lines of whole, the page's last AI
 // snapshot, whose one top line must be the body's own (bodyRef: the caller

@@ -132,6 +132,32 @@ func TestPartsUnderAPointerLoseTheirCursorMarks(t *testing.T) {
 	}
 }
 
+// TestRemoveTakesAnElementsLinesAway: the line and the lines under it go;
+// refused where the rendering around would change: a generic parent, a
+// parent left with one text line, text on both sides, an unknown ref.
+func TestRemoveTakesAnElementsLinesAway(t *testing.T) {
+	got, err := Remove(spliceWhole, "e2")
+	if err != nil || strings.Contains(got, "banner") || strings.Contains(got, "Shop: deals") || !strings.HasPrefix(got, "- generic [active] [ref=e1]:\n  - main [ref=e4]:") {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	got, err = Remove(spliceWhole, "e6")
+	if want := strings.Replace(spliceWhole, "      - listitem [ref=e6]: Apples\n", "", 1); err != nil || got != want {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	for name, c := range map[string][2]string{
+		"generic parent":     {"- list [ref=e1]:\n  - generic [ref=e2]:\n    - link \"a\" [ref=e3]\n    - link \"b\" [ref=e4]\n    - text: c", "e3"},
+		"one text left":      {"- listitem [ref=e1]:\n  - text: a\n  - link \"b\" [ref=e2]", "e2"},
+		"nothing left":       {"- list [ref=e1]:\n  - listitem [ref=e2]: a", "e2"},
+		"text on both sides": {"- paragraph [ref=e1]:\n  - text: a\n  - link \"b\" [ref=e2]\n  - text: c", "e2"},
+		"unknown":            {spliceWhole, "e77"},
+		"top":                {"- main [ref=e1]:\n  - list [ref=e2]", "e1"},
+	} {
+		if got, err := Remove(c[0], c[1]); err == nil {
+			t.Errorf("%s: removed\n%s", name, got)
+		}
+	}
+}
+
 // TestSpliceRefusesWhatItCannotPlace: a part that is not one element of a
 // role that stands alone, or whose ref the page's snapshot does not hold
 // once with that role, is refused.

@@ -134,7 +134,7 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 	renamed, inserted := 0, 0
 	for i := range r.Parts {
 		switch kind(i) {
-		case watch.PartRenamed:
+		case watch.PartRenamed, watch.PartGone:
 			renamed++
 		case watch.PartAfter, watch.PartBefore:
 			inserted++
@@ -186,6 +186,13 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 				continue
 			}
 			text, top, err = snapshot.Insert(text, part, at, before)
+		case watch.PartGone:
+			if strings.TrimSpace(part) != "" || was[i] == "-" {
+				t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: a part hidden now showed lines or had no ref; walking the page")
+				return nil
+			}
+			text, err = snapshot.Remove(text, was[i])
+			top = was[i]
 		default:
 			at := ""
 			if k == watch.PartRenamed {

@@ -141,6 +141,9 @@ const (
 	// it), or before those of its next sibling.
 	PartAfter  = 3
 	PartBefore = 4
+	// PartGone: an element that shows nothing now (display: none); its
+	// lines, found by its ref, go.
+	PartGone = 5
 )
 
 // SameAs reports whether the page is as it was at base.

@@ -324,8 +324,39 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
       dirt(FOCUS, FOCUSED);
     }
-    return hovered ? 'hover' : anim ? 'animation' : now.rules !== old.rules || s.added > 0 ? 'rules' :
+    return hovered ? 'hover' : anim ? 'animation' : s.added > 0 || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots)) ? 'rules' :
       now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
+  };
+  // rulesAdded tells whether the style rules changed since a base whose
+  // sheets ended as ends says only by rules added at the end of sheets (as
+  // CSS-in-JS libraries insert a component's rules), each of which styles
+  // few elements now: those are then changes of theirs (dirt). A rule
+  // removed or put among others, an import, a selector that cannot be
+  // matched, or more than 64 elements styled, and it does not.
+  const rulesAdded = (ends, roots) => {
+    if (!ends) return false;
+    const hit = new Set(), seen = new Set();
+    const styles = (r, root, depth) => {
+      if (r.styleSheet || depth > 8) return false;
+      if (typeof r.selectorText === 'string') {
+        let els;
+        try { els = root.querySelectorAll(r.selectorText.replace(pseudo, '') || '*'); } catch (_) { return false; }
+        for (const e of els) { hit.add(e); if (hit.size > 64) return false; }
+      }
+      if (r.cssRules) for (const c of r.cssRules) if (!styles(c, root, depth + 1)) return false;
+      return true;
+    };
+    for (const root of roots) for (const sh of sheetsOf(root)) {
+      seen.add(sh);
+      let rules;
+      try { rules = sh.cssRules; } catch (_) { return false; }
+      const was = ends.get(sh);
+      if (was && (rules.length < was[0] || (was[0] > 0 && rules[was[0] - 1] !== was[1]))) return false;
+      for (let i = was ? was[0] : 0; i < rules.length; i++) if (!styles(rules[i], root, 0)) return false;
+    }
+    for (const sh of ends.keys()) if (!seen.has(sh)) return false;
+    for (const e of hit) dirt(e, 0);
+    return true;
   };
   // flags are the sheetFacts flags of every sheet the last scan found;
   // null when one cannot be read.
@@ -534,6 +565,16 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     roots.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
     const kinds = roots.map(P => tail.has(P) ? 1 : inserted.has(P) ? inserted.get(P)[1] : renamed.has(P) ? 2 : 0);
+    // A part that shows nothing now (display: none, a hidden attribute)
+    // leaves its lines (5: they go); one of no box or hidden by visibility
+    // may show its children in its place: the page is walked then.
+    for (let i = 0; i < roots.length; i++) {
+      if (kinds[i] !== 0 && kinds[i] !== 2) continue;
+      const P = roots[i];
+      if (!P.checkVisibility()) { kinds[i] = 5; continue; }
+      const b = P.getBoundingClientRect();
+      if (!(b.width > 0 && b.height > 0) || !P.checkVisibility({ visibilityProperty: true })) return 'hidden';
+    }
     return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null) };
   };
   const count = (rs, tell) => {
@@ -708,10 +749,16 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return false;
   };
-  const ruleCount = roots => {
+  // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
+  // length and last rule (rulesAdded).
+  const sheetEnds = roots => {
     let c = 0;
-    for (const root of roots) for (const sh of sheetsOf(root)) { c++; try { c += sh.cssRules.length; } catch (_) {} }
-    return c;
+    const ends = new Map();
+    for (const root of roots) for (const sh of sheetsOf(root)) {
+      c++;
+      try { const rs = sh.cssRules, k = rs.length; c += k; ends.set(sh, [k, k ? rs[k - 1] : null]); } catch (_) {}
+    }
+    return { c, ends };
   };
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
@@ -724,8 +771,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // a page of large style sheets (12,000 rules: 70-110 ms, making their
   // wrappers in this world), which a page that is only read never needs.
   const state = s => {
-    const hover = hoverChain();
-    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(hoverSelsOf(s.roots)) : undefined, rules: ruleCount(s.roots), href: location.href };
+    const hover = hoverChain(), se = sheetEnds(s.roots);
+    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(hoverSelsOf(s.roots)) : undefined, rules: se.c, ends: se.ends, href: location.href };
   };
   // hoverShows tells whether what :hover rules show differs between base
   // old and the state now (of scan s), which it completes.
