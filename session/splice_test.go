@@ -83,7 +83,7 @@ $('mutate').onclick = () => {
 // page, a toast added to the body and taken away, a dialog added to it;
 // its Mutate button sits in the body.
 const spliceHostilePage = `<!doctype html><title>Hostile</title>
-<style>.card { cursor: pointer } li.on + li::before { content: "> " } HAS</style>
+<style>.card { cursor: pointer } #cardp { cursor: default } li.on + li::before { content: "> " } HAS</style>
 <header><h1 id="ttl">Board</h1><span id="badge">0</span></header>
 <main>
 <label for="far">Far label <b id="farb">one</b></label>
@@ -132,6 +132,7 @@ const ops = [
   () => { const d = document.createElement('div'); d.setAttribute('role', 'dialog'); d.setAttribute('aria-label', 'Modal ' + words[rnd(6)]);
     d.innerHTML = '<h2>Confirm</h2><p>Sure?</p><button>OK</button>'; document.body.append(d); },
   () => { const d = [...document.querySelectorAll('[role=dialog]')].at(-1); if (d) d.querySelector('p').textContent = 'Sure ' + words[rnd(6)] + '?'; },
+  () => { $('cardp').innerHTML = words[rnd(6)] + ' <svg width="8" height="8" style="cursor: pointer"></svg>'; },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -184,12 +185,14 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 // TestPartsAreWalkedOnlyWhereTheyHold: each change of the hostile page
 // alone: those something outside their part would show (names taken by
 // aria-labelledby or a label's for, focus lost to the page) walk the whole
-// page, the others (a clickable card's text, under its pointer cursor, a
-// node moved between lists, a shadow root's text, a slotted node, a
-// checkbox, a select, a
-// keyed list reordered, focus moved into a field, the banner's counter and
-// heading, a toast and a dialog added at the end of the body, a change in
-// that dialog) walk only parts; all equal a whole walk. The page's sheet
+// page, as does an icon with a pointer cursor put in the clickable card's
+// paragraph (the page's walk drops it there, a walk of the paragraph alone
+// keeps it); the others (the clickable card's text, under its pointer
+// cursor, a node moved between lists, a shadow root's text, a slotted node,
+// a checkbox, a select, a keyed list reordered, focus moved into a field,
+// the banner's counter and heading, a toast and a dialog added at the end
+// of the body, a change in that dialog) walk only parts; all equal a whole
+// walk. The page's sheet
 // has :has(), :empty, validity and :focus rules that only colour, outline
 // or space (no walk shows them): they refuse no part.
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
@@ -198,9 +201,9 @@ func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
 	const harmless = `#hasbox:has(input:checked) { outline: 1px solid; background-color: #eee } main:has(#hid:not([hidden])) h1 { color: red }
 p:empty { border-color: red; margin: 2px } input:invalid { background: pink } #field:focus { outline-color: blue; box-shadow: 0 0 2px }`
 	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", harmless, 1), "</main>", filler+"</main>", 1)})
-	whole := map[int]bool{3: true, 4: true, 5: true, 15: true}
+	whole := map[int]bool{3: true, 4: true, 5: true, 15: true, 23: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
-		for op := range 23 {
+		for op := range 24 {
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; }`, op); err != nil {
 				t.Fatal(err)
 			}

@@ -64,7 +64,10 @@ func Splice(whole, part, was string) (string, error) {
 	for end < len(wl) && indentOf(wl[end]) > depth {
 		end++
 	}
-	pl = fitCursor(pl, wl, at)
+	pl, err := fitCursor(pl, wl, at)
+	if err != nil {
+		return "", err
+	}
 	pad := strings.Repeat(" ", depth)
 	var b strings.Builder
 	b.Grow(len(whole) + len(part))
@@ -131,7 +134,10 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 		return "", "", errors.New("insert: the sibling's ref is not in the page's snapshot")
 	}
 	depth := indentOf(wl[at])
-	pl = fitCursor(pl, wl, at)
+	pl, err := fitCursor(pl, wl, at)
+	if err != nil {
+		return "", "", err
+	}
 	pos := at
 	if !before {
 		pos++
@@ -254,7 +260,9 @@ func Append(whole, part, bodyRef string) (string, error) {
 	pl := strings.Split(part, "\n")
 	if markOff(wl[0], cursorMark) != wl[0] {
 		for i, l := range pl {
-			pl[i] = markOff(l, cursorMark)
+			if pl[i] = markOff(l, cursorMark); pl[i] != l && bareTarget(l) {
+				return "", errors.New("append: under a pointer, a part holds a click target the page's walk drops")
+			}
 		}
 	}
 	if r, _ := LineKey(pl[0]); r == "text" || !strings.HasPrefix(pl[0], "- ") {
@@ -344,16 +352,42 @@ func pointerAbove(wl []string, at int) bool {
 }
 
 // fitCursor takes the cursor marks off a part's lines where they go under a
-// line that carries one, as a walk of the whole page renders them.
-func fitCursor(pl []string, wl []string, at int) []string {
+// line that carries one, as a walk of the whole page renders them. Refused
+// where a line of the part with the mark is an empty generic or a nameless
+// image with nothing under it: Playwright keeps those only where no line
+// above carries the mark (its click target roots), so the whole page's
+// walk drops them there.
+func fitCursor(pl []string, wl []string, at int) ([]string, error) {
 	if !pointerAbove(wl, at) {
-		return pl
+		return pl, nil
 	}
 	out := make([]string, len(pl))
 	for i, l := range pl {
 		out[i] = markOff(l, cursorMark)
+		if out[i] != l && bareTarget(l) {
+			return nil, errors.New("splice: under a pointer, a part holds a click target the page's walk drops")
+		}
 	}
-	return out
+	return out, nil
+}
+
+// bareTarget tells whether a line is a generic's or an image's with no
+// name and nothing after its marks.
+func bareTarget(l string) bool {
+	role, _ := LineKey(l)
+	if role != "generic" && role != "img" {
+		return false
+	}
+	s := strings.TrimLeft(l, " ")
+	s = strings.TrimPrefix(s[2:], role)
+	for strings.HasPrefix(s, " [") {
+		j := strings.IndexByte(s, ']')
+		if j < 0 {
+			return false
+		}
+		s = s[j+1:]
+	}
+	return s == ""
 }
 
 // ActiveOff takes every focus mark off text (focus moved to an element

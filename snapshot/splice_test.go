@@ -125,6 +125,16 @@ func TestPartsUnderAPointerLoseTheirCursorMarks(t *testing.T) {
 	if err != nil || !strings.Contains(got, "      - paragraph [ref=e9]: More") {
 		t.Fatalf("inserted under a pointer: %v\n%s", err, got)
 	}
+	// An icon (a nameless image) or an empty generic that is a click
+	// target in the part is dropped by the page's walk under a pointer.
+	for _, part := range []string{"- paragraph [ref=e4]:\n  - img [ref=e9] [cursor=pointer]", "- paragraph [ref=e4]:\n  - generic [ref=e9] [cursor=pointer]"} {
+		if got, err := Splice(whole, part, ""); err == nil {
+			t.Errorf("a bare click target under a pointer was spliced:\n%s", got)
+		}
+	}
+	if _, err := Splice(whole, "- paragraph [ref=e4]:\n  - img \"Logo\" [ref=e9] [cursor=pointer]", ""); err != nil {
+		t.Errorf("a named image under a pointer: %v", err)
+	}
 	body := "- generic [ref=e1] [cursor=pointer]:\n  - paragraph [ref=e2]: x"
 	got, err = Append(body, "- dialog [ref=e3] [cursor=pointer]", "e1")
 	if err != nil || !strings.HasSuffix(got, "\n  - dialog [ref=e3]") {
