@@ -26,19 +26,9 @@ import (
 // was taken, and that was (or the part's ref) is the element's in whole: a
 // ref Playwright gives one element only; Splice checks only the shape.
 func Splice(whole, part, was string) (string, error) {
-	pl := strings.Split(strings.TrimRight(part, "\n"), "\n")
-	if len(pl) == 0 || !strings.HasPrefix(pl[0], "- ") {
-		return "", errors.New("splice: the part does not start with its element's line")
-	}
-	for _, l := range pl[1:] {
-		if !strings.HasPrefix(l, "  ") {
-			return "", errors.New("splice: the part has more than one element at its top")
-		}
-	}
-	role, ref := LineKey(pl[0])
-	switch role {
-	case "", "generic", "img", "iframe", "text":
-		return "", errors.New("splice: the part's element is of a role its parent can fold (" + role + ")")
+	pl, role, ref, err := oneElement("splice", strings.TrimRight(part, "\n"))
+	if err != nil {
+		return "", err
 	}
 	if ref == "" {
 		return "", errors.New("splice: the part's element has no ref")
@@ -47,25 +37,19 @@ func Splice(whole, part, was string) (string, error) {
 		ref = was
 	}
 	wl := strings.Split(whole, "\n")
-	at := -1
-	for i, l := range wl {
-		if r, f := LineKey(l); f == ref {
-			if at >= 0 || r != role {
-				return "", errors.New("splice: the element's line is not found once in the page's snapshot")
-			}
-			at = i
-		}
+	at, err := lineOf("splice", wl, ref)
+	if err != nil {
+		return "", err
 	}
-	if at < 0 {
-		return "", errors.New("splice: the element's ref is not in the page's snapshot")
+	if r, _ := LineKey(wl[at]); r != role {
+		return "", errors.New("splice: the element's line in the page's snapshot is of another role")
 	}
 	depth := indentOf(wl[at])
 	end := at + 1
 	for end < len(wl) && indentOf(wl[end]) > depth {
 		end++
 	}
-	pl, err := fitCursor(pl, wl, at)
-	if err != nil {
+	if pl, err = fitCursor(pl, wl, at); err != nil {
 		return "", err
 	}
 	pad := strings.Repeat(" ", depth)
@@ -103,39 +87,20 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 	if part == "" {
 		return whole, "", nil
 	}
-	pl := strings.Split(part, "\n")
-	if !strings.HasPrefix(pl[0], "- ") {
-		return "", "", errors.New("insert: the part does not start with its element's line")
-	}
-	for _, l := range pl[1:] {
-		if !strings.HasPrefix(l, "  ") {
-			return "", "", errors.New("insert: the part has more than one element at its top")
-		}
-	}
-	role, ref := LineKey(pl[0])
-	switch role {
-	case "", "generic", "img", "iframe", "text":
-		return "", "", errors.New("insert: the part's element is of a role its parent can fold (" + role + ")")
+	pl, _, ref, err := oneElement("insert", part)
+	if err != nil {
+		return "", "", err
 	}
 	if anchor == "" {
 		return "", "", errors.New("insert: no sibling to put the part beside")
 	}
 	wl := strings.Split(whole, "\n")
-	at := -1
-	for i, l := range wl {
-		if _, f := LineKey(l); f == anchor {
-			if at >= 0 {
-				return "", "", errors.New("insert: the sibling's ref is on more than one line")
-			}
-			at = i
-		}
-	}
-	if at < 0 {
-		return "", "", errors.New("insert: the sibling's ref is not in the page's snapshot")
+	at, err := lineOf("insert", wl, anchor)
+	if err != nil {
+		return "", "", err
 	}
 	depth := indentOf(wl[at])
-	pl, err := fitCursor(pl, wl, at)
-	if err != nil {
+	if pl, err = fitCursor(pl, wl, at); err != nil {
 		return "", "", err
 	}
 	pos := at
@@ -164,17 +129,9 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 // would run together).
 func Remove(whole, ref string) (string, error) {
 	wl := strings.Split(whole, "\n")
-	at := -1
-	for i, l := range wl {
-		if _, f := LineKey(l); f == ref {
-			if at >= 0 {
-				return "", errors.New("remove: the ref is on more than one line")
-			}
-			at = i
-		}
-	}
-	if at < 0 {
-		return "", errors.New("remove: the ref is not in the page's snapshot")
+	at, err := lineOf("remove", wl, ref)
+	if err != nil {
+		return "", err
 	}
 	d := indentOf(wl[at])
 	end := at + 1
@@ -333,6 +290,46 @@ func LineKey(l string) (role, ref string) {
 		s = s[j+1:]
 	}
 	return role, ref
+}
+
+// oneElement splits part, Playwright's AI snapshot of one element, into
+// lines, and gives its top line's role and ref; an error (prefixed op)
+// unless it is one element at its top, of a role its parent never unwraps,
+// drops or folds (not a generic, an image, a frame or text).
+func oneElement(op, part string) (pl []string, role, ref string, err error) {
+	pl = strings.Split(part, "\n")
+	if !strings.HasPrefix(pl[0], "- ") {
+		return nil, "", "", errors.New(op + ": the part does not start with its element's line")
+	}
+	for _, l := range pl[1:] {
+		if !strings.HasPrefix(l, "  ") {
+			return nil, "", "", errors.New(op + ": the part has more than one element at its top")
+		}
+	}
+	role, ref = LineKey(pl[0])
+	switch role {
+	case "", "generic", "img", "iframe", "text":
+		return nil, "", "", errors.New(op + ": the part's element is of a role its parent can fold (" + role + ")")
+	}
+	return pl, role, ref, nil
+}
+
+// lineOf is the index of the one line of wl whose key holds ref; an error
+// (prefixed op) when none or more than one does.
+func lineOf(op string, wl []string, ref string) (int, error) {
+	at := -1
+	for i, l := range wl {
+		if _, f := LineKey(l); f == ref {
+			if at >= 0 {
+				return -1, errors.New(op + ": the ref " + ref + " is on more than one line of the page's snapshot")
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return -1, errors.New(op + ": the ref " + ref + " is not in the page's snapshot")
+	}
+	return at, nil
 }
 
 // pointerAbove tells whether a line above wl[at] that holds it (a line of
