@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -394,4 +396,68 @@ add('two'); setTimeout(() => { add('three'); document.title = 'three'; }, 300);"
 		act(ctx, t, tab, el.Click(page.ClickOptions{}))
 		wantText(t, aiSnapshot(ctx, t, tab).Text, "A pressed")
 	})
+}
+
+// savedPageMutator is a script put at the end of a saved page's body: a
+// Mutate button there makes one seeded change of the kinds pages make, on
+// an element picked at random among the page's own: a text node rewritten,
+// a class that hides it toggled, a copy put after it, the element removed,
+// an aria-label, title or hidden attribute set or taken away, a rule added
+// at the end of a sheet (as CSS-in-JS does) for a class given to it, an item
+// put into a list, a link's href changed.
+const savedPageMutator = `<style id="fz">.fz-hide { display: none }</style><button id="mutate">Mutate</button>
+<script>
+let seed = SEED;
+const rnd = n => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return (seed >>> 16) % n; };
+const words = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'kappa'];
+const pick = sel => { const all = [...document.body.querySelectorAll(sel || '*')].filter(e => !/^(script|style|template|noscript)$/.test(e.localName) && e.id !== 'mutate' && e.id !== 'fz'); return all[rnd(all.length)]; };
+const ops = [
+  () => { const e = pick(); const t = [...e.childNodes].find(n => n.nodeType === 3 && n.data.trim()); if (t) t.data = words[rnd(6)] + ' '; },
+  () => pick().classList.toggle('fz-hide'),
+  () => { const e = pick(); e.after(e.cloneNode(true)); },
+  () => pick().remove(),
+  () => { const e = pick(); e.hasAttribute('aria-label') ? e.removeAttribute('aria-label') : e.setAttribute('aria-label', 'Label ' + words[rnd(6)]); },
+  () => { const e = pick(); e.hasAttribute('title') ? e.removeAttribute('title') : e.setAttribute('title', 'Title ' + words[rnd(6)]); },
+  () => { const s = document.getElementById('fz').sheet, k = 'fz-' + rnd(1000); s.insertRule('.' + k + ' { font-style: italic; visibility: ' + (rnd(2) ? 'visible' : 'hidden') + ' }', s.cssRules.length); pick().classList.add(k); },
+  () => { const e = pick(); e.hidden = !e.hidden; },
+  () => { const l = pick('ul, ol'); if (!l) return; const li = document.createElement('li'); li.innerHTML = '<a href="#' + rnd(99) + '">' + words[rnd(6)] + '</a>'; const c = l.children; c.length ? c[rnd(c.length)].before(li) : l.append(li); },
+  () => { const a = pick('a[href]'); if (a) a.href = '#' + words[rnd(6)]; },
+];
+window.done = [];
+document.getElementById('mutate').onclick = () => { const j = rnd(ops.length); ops[j](); done.push(String(j)); };
+</script>`
+
+// TestSplicedSnapshotsOfSavedPagesEqualWholeWalks: on the bench's saved
+// pages (news, shop, docs), after each of many seeded changes of the kinds
+// pages make (savedPageMutator), the snapshot the server answers equals a
+// whole walk taken right after; some of them walked only parts.
+func TestSplicedSnapshotsOfSavedPagesEqualWholeWalks(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	const rounds = 20
+	pages := map[string]string{}
+	names := []string{"news", "shop", "docs"}
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "bench", name+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages["/"+name] = strings.Replace(string(b), "</body>", strings.Replace(savedPageMutator, "SEED", strconv.Itoa(11+i*17), 1)+"</body>", 1)
+	}
+	url := serveHTML(t, pages)
+	spliced := 0
+	for _, name := range names {
+		onPage(t, s, url+"/"+name, func(ctx context.Context, tab *page.Tab) {
+			aiSnapshot(ctx, t, tab)
+			for i := range rounds {
+				if spliceRound(ctx, t, tab, &log, fmt.Sprintf("%s, round %d", name, i)) {
+					spliced++
+				}
+			}
+		})
+	}
+	t.Logf("%d of %d snapshots walked only parts; reasons for the others: %v", spliced, rounds*len(names), noPartReasons(log.String()))
+	if spliced == 0 {
+		t.Errorf("no snapshot of a saved page walked only parts")
+	}
 }
