@@ -324,7 +324,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
       dirt(FOCUS, FOCUSED);
     }
-    return hovered ? 'hover' : anim ? 'animation' : s.added > 0 || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots)) ? 'rules' :
+    return hovered ? 'hover' : anim ? 'animation' : s.added > 0 || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots)) || rulesEdited(old.ends) ? 'rules' :
       now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
   };
   // rulesAdded tells whether the style rules changed since a base whose
@@ -751,14 +751,40 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
   // length and last rule (rulesAdded).
+  // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
+  // length, last rule and print (rulesAdded, rulesEdited).
   const sheetEnds = roots => {
     let c = 0;
     const ends = new Map();
     for (const root of roots) for (const sh of sheetsOf(root)) {
       c++;
-      try { const rs = sh.cssRules, k = rs.length; c += k; ends.set(sh, [k, k ? rs[k - 1] : null]); } catch (_) {}
+      try { const rs = sh.cssRules, k = rs.length; c += k; ends.set(sh, [k, k ? rs[k - 1] : null, sheetPrint(rs, k)]); } catch (_) {}
     }
     return { c, ends };
+  };
+  // sheetPrint is a hash of the text of a sheet's first k rules, which a
+  // script can edit in place (rule.style.display = 'none', as JSS sets its
+  // dynamic values) with no change a MutationObserver or the rule count
+  // shows; null past printMax rules (large static sheets, left unread: a
+  // read would serialise every rule).
+  const printMax = 400;
+  const sheetPrint = (rs, k) => {
+    if (rs.length > printMax) return null;
+    let t = '';
+    for (let i = 0; i < k; i++) t += rs[i].cssText + '\n';
+    return hash(t);
+  };
+  // rulesEdited tells whether a sheet kept in ends had a rule edited in
+  // place since (its first rules print otherwise now).
+  const rulesEdited = ends => {
+    if (!ends) return false;
+    for (const [sh, [k, , p]] of ends) {
+      if (p === null) continue;
+      let rs;
+      try { rs = sh.cssRules; } catch (_) { return true; }
+      if (rs.length < k || sheetPrint(rs, k) !== p) return true;
+    }
+    return false;
   };
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   const hash = s => { let h = 0x811c9dc5; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; } return h.toString(16) + ':' + s.length; };
@@ -810,7 +836,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       out.f = focus !== base.focus;
       out.fh = out.f && (!focus || hover.includes(focus));
       out.h = hoverShows(base, s, now);
-      out.r = rules !== base.rules || s.added > 0;
+      out.r = rules !== base.rules || s.added > 0 || rulesEdited(base.ends);
       out.u = href !== base.href;
     }
     out.a = animating(s.roots);
