@@ -804,9 +804,11 @@ func selectorOf(ctx context.Context, t *testing.T, tab *page.Tab, ref string) st
 
 // TestSnapshotAfterAScriptWalksAtOnce: after a script of the agent's the
 // last snapshot does not stand (the watch cannot vouch for what a script
-// did: here it rewrites a rule in place, which the watch does not see), so
-// the next snapshot walks the page at once, without reading the watch
-// first, and shows what the script did; the one after it is served.
+// did: here it rewrites a rule in place, which the watch sees only at its
+// next read), so the next snapshot walks the page at once, without reading
+// the watch first, and shows what the script did. The one after it reads
+// the watch, which finds the rule edited since its base (the walk at once
+// marked none) and walks once more, to the same text; the next is served.
 func TestSnapshotAfterAScriptWalksAtOnce(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
@@ -827,8 +829,12 @@ func TestSnapshotAfterAScriptWalksAtOnce(t *testing.T) {
 		if got := strings.Count(log.String(), walked); got != before+1 {
 			t.Errorf("%d snapshots walked without a read after the script, want 1", got-before)
 		}
-		if again := aiSnapshot(ctx, t, tab); again != snap {
-			t.Errorf("the snapshot after that was taken again, not served:\n%s", again.Text)
+		again := aiSnapshot(ctx, t, tab)
+		if again.Text != snap.Text {
+			t.Errorf("the snapshot after that differs:\n%s\nwant\n%s", again.Text, snap.Text)
+		}
+		if third := aiSnapshot(ctx, t, tab); third != again {
+			t.Errorf("the third snapshot was taken again, not served:\n%s", third.Text)
 		}
 	})
 }
