@@ -44,12 +44,8 @@ func Splice(whole, part, was string) (string, error) {
 	if r, _ := LineKey(wl[at]); r != role {
 		return "", errors.New("splice: the element's line in the page's snapshot is of another role")
 	}
-	depth := indentOf(wl[at])
-	end := at + 1
-	for end < len(wl) && indentOf(wl[end]) > depth {
-		end++
-	}
-	if pl, err = fitCursor(pl, wl, at); err != nil {
+	depth, end := indentOf(wl[at]), subtreeEnd(wl, at)
+	if pl, err = fitCursor("splice", pl, wl, at); err != nil {
 		return "", err
 	}
 	pad := strings.Repeat(" ", depth)
@@ -99,18 +95,14 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	depth := indentOf(wl[at])
-	if pl, err = fitCursor(pl, wl, at); err != nil {
+	if pl, err = fitCursor("insert", pl, wl, at); err != nil {
 		return "", "", err
 	}
 	pos := at
 	if !before {
-		pos++
-		for pos < len(wl) && indentOf(wl[pos]) > depth {
-			pos++
-		}
+		pos = subtreeEnd(wl, at)
 	}
-	pad := strings.Repeat(" ", depth)
+	pad := strings.Repeat(" ", indentOf(wl[at]))
 	out := make([]string, 0, len(wl)+len(pl))
 	out = append(out, wl[:pos]...)
 	for _, l := range pl {
@@ -133,11 +125,7 @@ func Remove(whole, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d := indentOf(wl[at])
-	end := at + 1
-	for end < len(wl) && indentOf(wl[end]) > d {
-		end++
-	}
+	d, end := indentOf(wl[at]), subtreeEnd(wl, at)
 	parent := -1
 	for i := at - 1; i >= 0; i-- {
 		if indentOf(wl[i]) < d {
@@ -215,11 +203,10 @@ func Append(whole, part, bodyRef string) (string, error) {
 		return "", errors.New("append: the body's last child is text")
 	}
 	pl := strings.Split(part, "\n")
-	if markOff(wl[0], cursorMark) != wl[0] {
-		for i, l := range pl {
-			if pl[i] = markOff(l, cursorMark); pl[i] != l && bareTarget(l) {
-				return "", errors.New("append: under a pointer, a part holds a click target the page's walk drops")
-			}
+	if hasMark(wl[0], cursorMark) {
+		var err error
+		if pl, err = cursorOff("append", pl); err != nil {
+			return "", err
 		}
 	}
 	if r, _ := LineKey(pl[0]); r == "text" || !strings.HasPrefix(pl[0], "- ") {
@@ -339,7 +326,7 @@ func pointerAbove(wl []string, at int) bool {
 	d := indentOf(wl[at])
 	for i := at - 1; i >= 0 && d > 0; i-- {
 		if di := indentOf(wl[i]); di < d {
-			if markOff(wl[i], cursorMark) != wl[i] {
+			if hasMark(wl[i], cursorMark) {
 				return true
 			}
 			d = di
@@ -348,25 +335,43 @@ func pointerAbove(wl []string, at int) bool {
 	return false
 }
 
-// fitCursor takes the cursor marks off a part's lines where they go under a
-// line that carries one, as a walk of the whole page renders them. Refused
-// where a line of the part with the mark is an empty generic or a nameless
-// image with nothing under it: Playwright keeps those only where no line
-// above carries the mark (its click target roots), so the whole page's
-// walk drops them there.
-func fitCursor(pl []string, wl []string, at int) ([]string, error) {
+// fitCursor is cursorOff where the part's lines go under wl[at]'s place
+// and a line above it carries the cursor mark; else pl as it is.
+func fitCursor(op string, pl []string, wl []string, at int) ([]string, error) {
 	if !pointerAbove(wl, at) {
 		return pl, nil
 	}
+	return cursorOff(op, pl)
+}
+
+// cursorOff takes the cursor marks off a part's lines that go under a line
+// carrying one, as a walk of the whole page renders them. Refused (an
+// error prefixed op) where a line of the part with the mark is an empty
+// generic or a nameless image with nothing under it: Playwright keeps
+// those only where no line above carries the mark (its click target
+// roots), so the whole page's walk drops them there.
+func cursorOff(op string, pl []string) ([]string, error) {
 	out := make([]string, len(pl))
 	for i, l := range pl {
 		out[i] = markOff(l, cursorMark)
 		if out[i] != l && bareTarget(l) {
-			return nil, errors.New("splice: under a pointer, a part holds a click target the page's walk drops")
+			return nil, errors.New(op + ": under a pointer, a part holds a click target the page's walk drops")
 		}
 	}
 	return out, nil
 }
+
+// subtreeEnd is the index past wl[at] and the deeper lines after it.
+func subtreeEnd(wl []string, at int) int {
+	end := at + 1
+	for end < len(wl) && indentOf(wl[end]) > indentOf(wl[at]) {
+		end++
+	}
+	return end
+}
+
+// hasMark tells whether a line's key carries mark.
+func hasMark(l, mark string) bool { return markOff(l, mark) != l }
 
 // bareTarget tells whether a line is a generic's or an image's with no
 // name and nothing after its marks.

@@ -131,19 +131,21 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		}
 	}
 	var was []string
-	renamed, inserted := 0, 0
+	renamed, inserted, gone := 0, 0, 0
 	for i := range r.Parts {
 		switch kind(i) {
-		case watch.PartRenamed, watch.PartGone:
+		case watch.PartRenamed:
 			renamed++
+		case watch.PartGone:
+			gone++
 		case watch.PartAfter, watch.PartBefore:
 			inserted++
 		}
 	}
-	if renamed+inserted > 0 {
-		// A part whose name may have changed is found by the ref it had,
-		// an inserted one beside its sibling's: read before the walks
-		// give them others.
+	if renamed+inserted+gone > 0 {
+		// A part whose name may have changed, or that shows nothing now, is
+		// found by the ref it had, an inserted one beside its sibling's:
+		// read before the walks give them others.
 		refs, err := call(ctx, t.c, "snapshot", stopOn{modal: t, busyOK: true}, func() (string, error) {
 			return t.handoff("refs", "").TextContent()
 		})
@@ -214,7 +216,7 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		prevRef, prevBefore = top, false
 		walked += len(part)
 	}
-	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("inserted", inserted).Int("part_chars", walked).Int("chars", len(text)).
+	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("inserted", inserted).Int("part_chars", walked).Int("gone", gone).Int("chars", len(text)).
 		Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked only the parts that changed")
 	return t.keepSnapshot(ctx, text, 0, true, r.NewBase, true)
 }

@@ -215,6 +215,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // an element added among others (its part is itself, put beside a
   // sibling's lines, where it can be).
   const FOCUSED = 1, CONTROL = 2, ATTR = 4, APPENDED = 8, INSERTED = 16;
+  // The kinds of part a read reports (watch.go: PartReplace and the rest).
+  const PART_REPLACE = 0, PART_APPEND = 1, PART_RENAMED = 2, PART_AFTER = 3, PART_BEFORE = 4, PART_GONE = 5;
   const id0 = id;
   let quietFrom = Infinity, quietWhy = 'no base';
   const dirty = [], FOCUS = {};
@@ -324,7 +326,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
       dirt(FOCUS, FOCUSED);
     }
-    return hovered ? 'hover' : anim ? 'animation' : s.added > 0 || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots)) || rulesEdited(old.ends) ? 'rules' :
+    return hovered ? 'hover' : anim ? 'animation' : s.added > 0 || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots)) || rulesEdited(old, now) ? 'rules' :
       now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
   };
   // rulesAdded tells whether the style rules changed since a base whose
@@ -411,7 +413,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return a.localName === 'button' || /^h[1-6]$/.test(a.localName);
   };
   // rootFor is the element a part walk must cover for a change under e,
-  // and whether its name may have changed (2; else 0): the topmost element
+  // and its kind (PART_RENAMED where its name may have changed, else
+  // PART_REPLACE): the topmost element
   // whose name its content gives (a link, a row, a label, a fieldset's
   // legend: their names, and so their refs, may have changed) where it is
   // renamable (its lines are then found by the ref it had, which the
@@ -423,18 +426,18 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (k) { R = a.parentElement; top = a; k2 = k === 2; }
       if (k === 2 && R) R = R.parentElement;
     }
-    if (top && !k2 && renamable(top)) return [top, 2];
+    if (top && !k2 && renamable(top)) return [top, PART_RENAMED];
     while (R && R !== document.body && !stands(R) && !tail.has(R)) R = R.parentElement;
-    return [R, 0];
+    return [R, PART_REPLACE];
   };
   // lined tells whether an element shows on a line of its own wherever it
   // is (when shown at all).
   const lined = a => stands(a) || (fromContent(a) === 1 && renamable(a));
   // anchorOf is where an inserted element X's lines go: [its previous
-  // sibling, 3] (after that sibling's lines, or the lines of the part
-  // before it when that sibling was inserted too) or, X first, [its next
-  // sibling not inserted (others holds those inserted), 4] (before its
-  // lines); only blank text, comments, scripts between. null unless X and
+  // sibling, PART_AFTER] (after that sibling's lines, or the lines of the
+  // part before it when that sibling was inserted too) or, X first, [its
+  // next sibling not inserted (others holds those inserted), PART_BEFORE]
+  // (before its lines); only blank text, comments, scripts between. null unless X and
   // that sibling each show on a line of their own, and their parent
   // stands, named by nothing it holds (no line above them changes).
   const anchorOf = (X, others) => {
@@ -449,10 +452,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       return undefined;
     };
     const p = near(false);
-    if (p) return [p, 3];
+    if (p) return [p, PART_AFTER];
     if (p === null) return null;
     const n = near(true);
-    return n ? [n, 4] : null;
+    return n ? [n, PART_BEFORE] : null;
   };
   // partRoots lists the elements walks of only parts of the page must
   // cover for the changes since base since, in document order, or says why
@@ -524,7 +527,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (const [e, sib] of els) {
       const [R, k] = rootFor(sib || (fl & EMPTY) ? e.parentElement || e : e, tail);
       if (!add(R)) return 'root';
-      if (k) renamed.add(R);
+      if (k === PART_RENAMED) renamed.add(R);
     }
     for (const X of inserted.keys()) { add(X); els.set(X, false); }
     if (f & FOCUSED) {
@@ -564,14 +567,14 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
     }
     roots.sort((a, b) => a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
-    const kinds = roots.map(P => tail.has(P) ? 1 : inserted.has(P) ? inserted.get(P)[1] : renamed.has(P) ? 2 : 0);
+    const kinds = roots.map(P => tail.has(P) ? PART_APPEND : inserted.has(P) ? inserted.get(P)[1] : renamed.has(P) ? PART_RENAMED : PART_REPLACE);
     // A part that shows nothing now (display: none, a hidden attribute)
-    // leaves its lines (5: they go); one of no box or hidden by visibility
+    // leaves its lines (PART_GONE); one of no box or hidden by visibility
     // may show its children in its place: the page is walked then.
     for (let i = 0; i < roots.length; i++) {
-      if (kinds[i] !== 0 && kinds[i] !== 2) continue;
+      if (kinds[i] !== PART_REPLACE && kinds[i] !== PART_RENAMED) continue;
       const P = roots[i];
-      if (!P.checkVisibility()) { kinds[i] = 5; continue; }
+      if (!P.checkVisibility()) { kinds[i] = PART_GONE; continue; }
       const b = P.getBoundingClientRect();
       if (!(b.width > 0 && b.height > 0) || !P.checkVisibility({ visibilityProperty: true })) return 'hidden';
     }
@@ -750,8 +753,6 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return false;
   };
   // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
-  // length and last rule (rulesAdded).
-  // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
   // length, last rule and print (rulesAdded, rulesEdited).
   const sheetEnds = roots => {
     let c = 0;
@@ -774,12 +775,18 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (let i = 0; i < k; i++) t += rs[i].cssText + '\n';
     return hash(t);
   };
-  // rulesEdited tells whether a sheet kept in ends had a rule edited in
-  // place since (its first rules print otherwise now).
-  const rulesEdited = ends => {
-    if (!ends) return false;
-    for (const [sh, [k, , p]] of ends) {
+  // rulesEdited tells whether a sheet of base old had a rule edited in
+  // place by the state now (its first rules print otherwise): from now's
+  // print where the sheet kept its length, else printed again.
+  const rulesEdited = (old, now) => {
+    if (!old.ends) return false;
+    for (const [sh, [k, , p]] of old.ends) {
       if (p === null) continue;
+      const e = now.ends && now.ends.get(sh);
+      if (e && e[0] === k) {
+        if (e[2] !== p) return true;
+        continue;
+      }
       let rs;
       try { rs = sh.cssRules; } catch (_) { return true; }
       if (rs.length < k || sheetPrint(rs, k) !== p) return true;
@@ -836,7 +843,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       out.f = focus !== base.focus;
       out.fh = out.f && (!focus || hover.includes(focus));
       out.h = hoverShows(base, s, now);
-      out.r = rules !== base.rules || s.added > 0 || rulesEdited(base.ends);
+      out.r = rules !== base.rules || s.added > 0 || rulesEdited(base, now);
       out.u = href !== base.href;
     }
     out.a = animating(s.roots);
