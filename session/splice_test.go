@@ -428,7 +428,8 @@ document.getElementById('mutate').onclick = () => { const j = rnd(ops.length); o
 </script>`
 
 // TestSplicedSnapshotsOfSavedPagesEqualWholeWalks: on the bench's saved
-// pages (news, shop, docs), after each of many seeded changes of the kinds
+// pages (news, shop, docs, frames: six frames, one of them another
+// origin's page), after each of many seeded changes of the kinds
 // pages make (savedPageMutator), the snapshot the server answers equals a
 // whole walk taken right after; some of them walked only parts.
 func TestSplicedSnapshotsOfSavedPagesEqualWholeWalks(t *testing.T) {
@@ -436,7 +437,7 @@ func TestSplicedSnapshotsOfSavedPagesEqualWholeWalks(t *testing.T) {
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	const rounds = 20
 	pages := map[string]string{}
-	names := []string{"news", "shop", "docs"}
+	names := []string{"news", "shop", "docs", "frames"}
 	for i, name := range names {
 		b, err := os.ReadFile(filepath.Join("..", "testdata", "bench", name+".html"))
 		if err != nil {
@@ -445,6 +446,14 @@ func TestSplicedSnapshotsOfSavedPagesEqualWholeWalks(t *testing.T) {
 		pages["/"+name] = strings.Replace(string(b), "</body>", strings.Replace(savedPageMutator, "SEED", strconv.Itoa(11+i*17), 1)+"</body>", 1)
 	}
 	url := serveHTML(t, pages)
+	// The frames page's widget comes from another origin (the same server
+	// named by host name): a frame the watch cannot read.
+	widget, err := os.ReadFile(filepath.Join("..", "testdata", "bench", "widget.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages["/widget.html"] = string(widget)
+	pages["/frames"] = strings.Replace(pages["/frames"], `src="/widget.html"`, `src="`+strings.Replace(url, "127.0.0.1", "localhost", 1)+`/widget.html"`, 1)
 	spliced := 0
 	for _, name := range names {
 		onPage(t, s, url+"/"+name, func(ctx context.Context, tab *page.Tab) {
@@ -460,4 +469,134 @@ func TestSplicedSnapshotsOfSavedPagesEqualWholeWalks(t *testing.T) {
 	if spliced == 0 {
 		t.Errorf("no snapshot of a saved page walked only parts")
 	}
+}
+
+// TestPartsOnAPageWithFrames: a page with a same-origin frame, and one
+// with another origin's frame as well. A change in the page outside the
+// frames walks only its part (the watch reads the same-origin frame's
+// document; the other origin's frame, which it cannot read, is walked
+// again as a part of its own), and the snapshot equals a whole walk; a ref
+// inside the same-origin frame from that snapshot still acts, and the
+// frame's change it makes walks the page (a part cannot be inside a
+// frame). On the page with the other origin's frame, a ref inside that
+// frame acts too, its change shows through the frame's own walk, and a
+// snapshot with nothing changed walks that frame again, not the page.
+func TestPartsOnAPageWithFrames(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	other := serveHTML(t, map[string]string{"/ad": `<!doctype html><title>Ad</title><p>Buy now</p><button onclick="this.textContent = 'Ad pressed'">Ad button</button>`})
+	// Another origin: the same loopback server, named by host name.
+	other = strings.Replace(other, "127.0.0.1", "localhost", 1)
+	frame := `<!doctype html><title>Inner</title><p>Inside the frame</p><button onclick="this.textContent = 'Frame pressed'">Frame button</button>`
+	page1 := func(withForeign bool) string {
+		foreign := ""
+		if withForeign {
+			foreign = `<iframe title="Ad" src="` + other + `/ad"></iframe>`
+		}
+		return `<!doctype html><title>Frames</title><main><section aria-label="List"><ul id="l"><li>one</li></ul>
+<button onclick="const li = document.createElement('li'); li.textContent = 'two'; document.getElementById('l').append(li)">Add</button></section>
+<iframe title="Inner" src="/inner"></iframe>` + foreign + filler + `</main>`
+	}
+	url := serveHTML(t, map[string]string{"/": page1(false), "/foreign": page1(true), "/inner": frame})
+	const walkedParts = "walked only the parts that changed"
+	for _, path := range []string{"/", "/foreign"} {
+		onPage(t, s, url+path, func(ctx context.Context, tab *page.Tab) {
+			first := aiSnapshot(ctx, t, tab)
+			wantText(t, first.Text, "Inside the frame")
+			if path == "/foreign" {
+				wantText(t, first.Text, "Buy now")
+			}
+			add, err := tab.LocateToAct(ctx, buttonRef(t, first.Text, "Add"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := strings.Count(log.String(), walkedParts)
+			act(ctx, t, tab, add.Click(page.ClickOptions{}))
+			got := aiSnapshot(ctx, t, tab)
+			wantText(t, got.Text, "two")
+			parts := strings.Count(log.String(), walkedParts) > before
+			if !parts {
+				t.Fatalf("%s: the change beside the frames walked the whole page; reasons: %v", path, noPartReasons(log.String()))
+			}
+			whole := func(what string, got string) {
+				t.Helper()
+				if _, err := tab.Evaluate(ctx, `() => 0`); err != nil { // the next snapshot walks the whole page
+					t.Fatal(err)
+				}
+				if want := aiSnapshot(ctx, t, tab).Text; got != want {
+					t.Fatalf("%s: the snapshot %s differs from a whole walk:\n%s", path, what, lineDiff(got, want))
+				}
+			}
+			whole("after the change", got.Text)
+			if path == "/foreign" {
+				again := aiSnapshot(ctx, t, tab) // after the whole walk: nothing changed since
+				if !strings.Contains(log.String(), `"renamed":1,"inserted":0,"part_chars"`) {
+					t.Fatalf("%s: a snapshot with nothing changed did not walk the other origin's frame as a part", path)
+				}
+				whole("with nothing changed", again.Text)
+				ab, err := tab.LocateToAct(ctx, buttonRef(t, again.Text, "Ad button"))
+				if err != nil {
+					t.Fatalf("%s: the other origin's frame's button by its ref after a part walk: %v", path, err)
+				}
+				before = strings.Count(log.String(), walkedParts)
+				act(ctx, t, tab, ab.Click(page.ClickOptions{}))
+				pressed := aiSnapshot(ctx, t, tab)
+				wantText(t, pressed.Text, "Ad pressed")
+				if strings.Count(log.String(), walkedParts) == before {
+					t.Fatalf("%s: the change inside the other origin's frame walked the whole page", path)
+				}
+				whole("after the change inside the other origin's frame", pressed.Text)
+				got = pressed
+			}
+			// A ref in the frame, from the spliced snapshot, acts.
+			fb, err := tab.LocateToAct(ctx, buttonRef(t, got.Text, "Frame button"))
+			if err != nil {
+				t.Fatalf("%s: the frame's button by its ref after a part walk: %v", path, err)
+			}
+			before = strings.Count(log.String(), walkedParts)
+			act(ctx, t, tab, fb.Click(page.ClickOptions{}))
+			after := aiSnapshot(ctx, t, tab)
+			wantText(t, after.Text, "Frame pressed")
+			if strings.Count(log.String(), walkedParts) > before {
+				t.Fatalf("%s: a change inside a frame was taken as a part", path)
+			}
+			whole("after the frame's change", after.Text)
+		})
+	}
+}
+
+// TestAChangeInAPreWalksItsSection: a pre, a dl or an address has no role
+// of its own (generic), and Playwright's walk of one alone unwraps it when
+// it holds one element, so such an element is never a part: a copy of a
+// code block's code made, then hidden by a rule added for it (as the
+// seeded saved-page test found on the docs page), still snapshots as a
+// whole walk does (before, the pre's walk came back as its first code's
+// line, which replaced only that line and left the hidden copy shown).
+func TestAChangeInAPreWalksItsSection(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Pre</title><style id="fz"></style><main>
+<section aria-label="Code"><h2>Hooks</h2><p>Send it so:</p><pre><code>curl -X POST /hooks</code></pre><p>Then wait.</p></section>` + filler + `</main>
+<button id="copy" onclick="const c = document.querySelector('code'); c.after(c.cloneNode(true));">Copy</button>
+<button id="hide" onclick="const s = document.getElementById('fz').sheet; s.insertRule('.fz-1 { visibility: hidden }', s.cssRules.length); document.querySelectorAll('code')[1].classList.add('fz-1');">Hide</button>`})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		aiSnapshot(ctx, t, tab)
+		for _, id := range []string{"#copy", "#hide"} {
+			b, err := tab.Locate(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			act(ctx, t, tab, b.Click(page.ClickOptions{}))
+			got := aiSnapshot(ctx, t, tab).Text
+			if _, err := tab.Evaluate(ctx, `() => 0`); err != nil { // the next snapshot walks the whole page
+				t.Fatal(err)
+			}
+			if want := aiSnapshot(ctx, t, tab).Text; got != want {
+				t.Fatalf("after %s the snapshot differs from a whole walk:\n%s", id, lineDiff(got, want))
+			}
+		}
+		if !strings.Contains(log.String(), "walked only the parts that changed") {
+			t.Fatalf("no snapshot walked a part (the section): the test no longer shows the fix")
+		}
+	})
 }

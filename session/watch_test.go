@@ -909,15 +909,18 @@ func TestARefsSelectorStandsWhileThePageDoes(t *testing.T) {
 }
 
 // labelsPage has n number fields, each in its label, a same-origin frame
-// with two more, and a paragraph the page changes once its server lets it
-// (polled). Its own timers run in a chain that counts the ids it did not
-// make (gaps): a window's worlds share their timer ids.
+// with two more, and a paragraph the page puts at the start of its body
+// (a change no part holds) once its server lets it (polled). Its own
+// timers run in a chain that counts the ids it did not make (gaps): a
+// window's worlds share their timer ids.
 func labelsPage(n int) string {
-	return strings.Replace(labelsPageNoFrame(n), `<div id="fields">`, `<iframe src="/frame"></iframe><div id="fields">`, 1)
+	p := strings.Replace(labelsPageNoFrame(n), `<div id="fields">`, `<iframe src="/frame"></iframe><div id="fields">`, 1)
+	return strings.Replace(p, "document.getElementById('out').textContent = 'Changed ' + v;",
+		"document.body.prepend(Object.assign(document.createElement('p'), {textContent: 'Changed ' + v}));", 1)
 }
 
-// labelsPageNoFrame is labelsPage without its frame, whose snapshots can be
-// walked in parts (a snapshot holding a frame is walked whole).
+// labelsPageNoFrame is labelsPage without its frame, whose change (the
+// paragraph's text) a part holds.
 func labelsPageNoFrame(n int) string {
 	return fmt.Sprintf(`<!doctype html><title>Labels</title>
 <p id="out">Waiting</p><p id="late"></p><div id="fields"></div>

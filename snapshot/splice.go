@@ -26,7 +26,7 @@ import (
 // was taken, and that was (or the part's ref) is the element's in whole: a
 // ref Playwright gives one element only; Splice checks only the shape.
 func Splice(whole, part, was string) (string, error) {
-	pl, role, ref, err := oneElement("splice", strings.TrimRight(part, "\n"))
+	pl, role, ref, err := oneElement("splice", strings.TrimRight(part, "\n"), true)
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +83,7 @@ func Insert(whole, part, anchor string, before bool) (string, string, error) {
 	if part == "" {
 		return whole, "", nil
 	}
-	pl, _, ref, err := oneElement("insert", part)
+	pl, _, ref, err := oneElement("insert", part, false)
 	if err != nil {
 		return "", "", err
 	}
@@ -282,8 +282,11 @@ func LineKey(l string) (role, ref string) {
 // oneElement splits part, Playwright's AI snapshot of one element, into
 // lines, and gives its top line's role and ref; an error (prefixed op)
 // unless it is one element at its top, of a role its parent never unwraps,
-// drops or folds (not a generic, an image, a frame or text).
-func oneElement(op, part string) (pl []string, role, ref string, err error) {
+// drops or folds (not a generic, an image or text), and not a frame unless
+// frame: a frame's lines replace its own (the frame's document, walked
+// again), where its parent's rendering does not depend on them; a frame
+// is never put among others.
+func oneElement(op, part string, frame bool) (pl []string, role, ref string, err error) {
 	pl = strings.Split(part, "\n")
 	if !strings.HasPrefix(pl[0], "- ") {
 		return nil, "", "", errors.New(op + ": the part does not start with its element's line")
@@ -295,7 +298,12 @@ func oneElement(op, part string) (pl []string, role, ref string, err error) {
 	}
 	role, ref = LineKey(pl[0])
 	switch role {
-	case "", "generic", "img", "iframe", "text":
+	case "iframe":
+		if frame {
+			break
+		}
+		fallthrough
+	case "", "generic", "img", "text":
 		return nil, "", "", errors.New(op + ": the part's element is of a role its parent can fold (" + role + ")")
 	}
 	return pl, role, ref, nil

@@ -65,17 +65,22 @@ const partMinChars = 1500
 
 // partAsk is what a read asks for when the tab's last snapshot can take
 // in a part of the page: a whole snapshot of this document with a base,
-// no frames, its focus marks and values true, not too small to gain from
-// it; nil otherwise.
+// no frame whose document had not arrived then or now, its focus marks and
+// values true, not too small to gain from it; nil otherwise. Frames
+// themselves do not stop it: the watch reads same-origin frames' documents
+// (a change in one, or a new document, is no part), a frame it cannot read
+// breaks its chain, and a part never holds a frame (watch.js).
 func (t *Tab) partAsk() *watch.Part {
-	if partWalksOff {
+	if partWalksOff || t.framesNotLoaded() > 0 {
+		// A frame whose document has not arrived shows without content
+		// in a whole walk, whatever the last snapshot showed of it.
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.snap
 	if s == nil || t.snapBase == 0 || t.snapMarksOff || s.doc != t.docNav || t.watchDoc != t.docNav ||
-		s.FramesNotLoaded > 0 || !t.watchable() || len(s.Text) < partMinChars || strings.Contains(s.Text, "- iframe") {
+		s.FramesNotLoaded > 0 || !t.watchable() || len(s.Text) < partMinChars {
 		return nil
 	}
 	return &watch.Part{Since: t.snapBase, Event: partEvent}

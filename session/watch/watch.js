@@ -16,6 +16,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // last scan found, whose sheets the data-* names come from; a root that
   // went is dropped at the next scan.
   let known = [];
+  // sealed: the frames of the document's own tree (not of a shadow root or
+  // another frame) the last scan could not enter (another origin's, a
+  // sandboxed one): walked as parts of their own at every read that asks
+  // for parts (partRoots), as the watch cannot see what changed in them.
+  let sealed = [];
   // Changes no AI snapshot can show are not counted (inert): Playwright's
   // walk skips script, noscript and template elements (and style ones,
   // which CSS reads), never reads comments or data-* attributes, and sees
@@ -383,9 +388,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return tags.has(t) ? 1 : 0;
   };
   // Elements whose role is never generic wherever they are (or that say
-  // their role), which an AI snapshot never folds into their parent.
+  // their role), which an AI snapshot never folds into their parent. Not
+  // pre, dl or address: Playwright gives them no role (generic), and a
+  // walk of one of them alone unwraps it when it holds one element, so its
+  // lines would stand for that element's only.
   const standTags = new Set(['ul', 'ol', 'li', 'table', 'thead', 'tbody', 'tfoot', 'nav', 'main', 'aside', 'article', 'fieldset',
-    'dialog', 'p', 'blockquote', 'figure', 'details', 'select', 'textarea', 'menu', 'dl', 'pre', 'address', 'search']);
+    'dialog', 'p', 'blockquote', 'figure', 'details', 'select', 'textarea', 'menu', 'search']);
   const stands = a => {
     const r = (a.getAttribute('role') || '').trim().toLowerCase();
     if (r) return !/^(generic|none|presentation|img|image)\b/.test(r);
@@ -485,7 +493,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!e) return 'lift';
       hit.push([e, ff]);
     }
-    if (!hit.length && !tail.size && !ins.length && !(f & FOCUSED)) return 'none';
+    // Each sealed frame that can show its document (one of no box shows
+    // none of it) is walked again: found by the ref it had.
+    const frames = new Set(sealed.filter(F => F.isConnected && F.checkVisibility({ visibilityProperty: true }) &&
+      ((b) => b.width > 0 && b.height > 0)(F.getBoundingClientRect())));
+    if (!hit.length && !tail.size && !ins.length && !(f & FOCUSED) && !frames.size) return 'none';
     // The elements added at the end of the body must be all that follows
     // the first of them (bar what a walk never shows).
     if (tail.size) {
@@ -530,8 +542,15 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (k === PART_RENAMED) renamed.add(R);
     }
     for (const X of inserted.keys()) { add(X); els.set(X, false); }
-    if (f & FOCUSED) {
-      const F = lift(deepFocus());
+    for (const F of frames) {
+      if (!add(F)) return 'root';
+      renamed.add(F);
+    }
+    // Focus that moved into a sealed frame walked again is marked by its
+    // walk.
+    const into = deepFocus();
+    if ((f & FOCUSED) && !(into && frames.has(into))) {
+      const F = lift(into);
       if (!F || F === body || F === document.documentElement) return 'focus';
       let P = F;
       while (P && P !== body && !stands(P) && !/^(a|button|input|textarea|select|summary)$/.test(P.localName)) P = P.parentElement;
@@ -552,7 +571,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     };
     for (const P of roots) {
       for (let a = P; a; a = a.parentElement) if (a.assignedSlot) return 'slot';
-      if (P.localName === 'iframe' || P.localName === 'frame' || P.querySelector('iframe,frame')) return 'frame';
+      if (!frames.has(P) && (P.localName === 'iframe' || P.localName === 'frame' || P.querySelector('iframe,frame'))) return 'frame';
       for (const e of held) {
         if (P.contains(e)) continue;
         for (const x of e.getAttribute('aria-labelledby').split(/\s+/)) {
@@ -631,6 +650,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const scan = () => {
     const roots = [], controls = new Map();
     let foreign = 0, added = 0;
+    const sl = [];
     const visit = root => {
       if (observe(root)) added++;
       roots.push(root);
@@ -643,14 +663,17 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         case 'iframe': case 'frame': {
           let d = null;
           try { d = e.contentDocument; } catch (_) {}
-          if (d) visit(d); else foreign++;
+          if (d) visit(d);
+          else if (root === document && e.localName === 'iframe') sl.push(e);
+          else foreign++;
         }
         }
       }
     };
     visit(document);
     known = roots;
-    return { roots, controls, foreign, added };
+    sealed = sl;
+    return { roots, controls, foreign, added, sealed: sl.length };
   };
   const deepFocus = () => {
     let a = document.activeElement;
@@ -829,7 +852,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     if (mark) partsAsked = !!part;
     const s = scan(), now = state(s);
     const { focus, hover, shows, rules, href } = now;
-    const out = { t: document.title, x: s.foreign, b: base ? base.id : 0 };
+    const out = { t: document.title, x: s.foreign + s.sealed, b: base ? base.id : 0 };
     if (base) {
       let changed = 0, which = null;
       for (const [e, k] of s.controls) if (base.controls.get(e) !== k) { changed++; which = e; }
