@@ -494,7 +494,9 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       hit.push([e, ff]);
     }
     // Each sealed frame that can show its document (one of no box shows
-    // none of it) is walked again: found by the ref it had.
+    // none of it) is walked again. Its lines are found by its ref: its name
+    // never comes from the frame's content, and a change of the frame
+    // element itself is a change of a part that holds a frame (refused).
     const frames = new Set(sealed.filter(F => F.isConnected && F.checkVisibility({ visibilityProperty: true }) &&
       ((b) => b.width > 0 && b.height > 0)(F.getBoundingClientRect())));
     if (!hit.length && !tail.size && !ins.length && !(f & FOCUSED) && !frames.size) return 'none';
@@ -542,10 +544,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (k === PART_RENAMED) renamed.add(R);
     }
     for (const X of inserted.keys()) { add(X); els.set(X, false); }
-    for (const F of frames) {
-      if (!add(F)) return 'root';
-      renamed.add(F);
-    }
+    for (const F of frames) if (!add(F)) return 'root';
     // Focus that moved into a sealed frame walked again is marked by its
     // walk.
     const into = deepFocus();
