@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -47,11 +48,28 @@ func startFixtures(dir string) (*fixtureServer, error) {
 	f := &fixtureServer{release: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir(dir)))
+	mux.HandleFunc("/frames.html", func(w http.ResponseWriter, r *http.Request) { framesPage(w, r, dir) })
 	mux.HandleFunc("/hang", f.hang)
 	mux.HandleFunc("/api/orders", f.orders)
 	mux.HandleFunc("/detector", detectorHandler(dir))
 	f.Server = httptest.NewServer(mux)
 	return f, nil
+}
+
+// framesPage serves frames.html with its widget from another origin (the
+// same server named "localhost"), as a page's ads and embeds come: a frame
+// the page's scripts (and our watch) cannot read, out of the page's
+// process.
+func framesPage(w http.ResponseWriter, r *http.Request, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "frames.html"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_, port, _ := strings.Cut(r.Host, ":")
+	other := "http://localhost:" + port
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = io.WriteString(w, strings.Replace(string(b), `src="/widget.html"`, `src="`+other+`/widget.html"`, 1))
 }
 
 // hang sends headers and then nothing until the client goes away or the
