@@ -7,8 +7,7 @@
 #   lint      gofmt, go vet, go.mod/go.sum tidy
 #   unit      go test -race -short ./... : no browser, no driver, no npm (a
 #             tripwire fails any test that reaches them; internal/testtier)
-#   build     the plain (no race detector) test binaries of the browser tier,
-#             beside the unit tier
+#   build     the plain (no race detector) test binaries of the browser tier
 #   browser   go test ./... : real Chromium through real MCP clients, each
 #             test binary with one shared driver and one shared browser;
 #             pkg/server's tests run in $SHARDS concurrent processes, the
@@ -59,17 +58,8 @@ summary() {
   echo "=== test.sh: $(($(date +%s) - t0))s in all" >&2
   sed 's/^/  /' "$logs/timings" >&2 2>/dev/null || true
 }
-# killtree pid: ends pid and every process under it.
-killtree() {
-  local c
-  for c in $(pgrep -P "$1" 2>/dev/null); do killtree "$c"; done
-  kill "$1" 2>/dev/null || true
-}
 fail() {
-  local p
-  for p in "${race_pid:-}" "${pid_build:-}"; do
-    if [ -n "$p" ]; then killtree "$p"; fi
-  done
+  if [ -n "${race_pid:-}" ]; then kill "$race_pid" 2>/dev/null || true; fi
   summary
   echo "FAIL: $1" >&2
   exit 1
@@ -254,18 +244,13 @@ conformance() {
 background deps deps
 background conformance_install conformance_install
 timed lint lint || fail lint
-# The plain build runs beside the unit tier: the unit tier's tests spend
-# much of their time waiting (timers, child processes), about 1.2 of the 2
-# cores in a warm run.
-background build build
 timed unit unit || fail unit
 join deps
 # The race set needs no compile (the unit tier built its binaries): it
-# starts now, beside the plain build if that is still going, and browser
-# waits for it.
+# starts now, beside the plain build, and browser waits for it.
 go test -race -count=1 -timeout "$timeout" -run "$race_tests" "$@" $(browser_packages) >"$logs/race" 2>&1 &
 race_pid=$!
-join build
+timed build build || fail build
 export CLOAKBROWSER_MCP_BINARY=$logs/bin/cloakbrowser-mcp
 timed browser browser "$@" || fail browser
 join conformance_install
