@@ -238,3 +238,22 @@ func TestAppendAddsAfterTheBodysLastChild(t *testing.T) {
 		t.Errorf("ActiveOff: %q", got)
 	}
 }
+
+// TestSpliceReplacesAFramesLines: a frame walked again (another origin's,
+// which the watch cannot read) replaces its own line and its document's
+// lines, refs prefixed as in a walk of the page; a frame is never put
+// among others.
+func TestSpliceReplacesAFramesLines(t *testing.T) {
+	whole := "- main [ref=e2]:\n  - heading \"News\" [level=1] [ref=e3]\n  - iframe [ref=e6]:\n    - paragraph [ref=f1e2]: Buy now\n  - paragraph [ref=e7]: After"
+	got, err := Splice(whole, "- iframe [ref=e6]:\n  - paragraph [ref=f1e2]: Buy now\n  - button \"Shop\" [ref=f1e3]", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- main [ref=e2]:\n  - heading \"News\" [level=1] [ref=e3]\n  - iframe [ref=e6]:\n    - paragraph [ref=f1e2]: Buy now\n    - button \"Shop\" [ref=f1e3]\n  - paragraph [ref=e7]: After"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if _, _, err := Insert(whole, "- iframe [ref=e9]:\n  - paragraph [ref=f2e2]: Ad", "e3", false); err == nil || !strings.Contains(err.Error(), "(iframe)") {
+		t.Fatalf("an inserted frame: %v", err)
+	}
+}

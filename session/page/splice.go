@@ -68,8 +68,9 @@ const partMinChars = 1500
 // no frame whose document had not arrived then or now, its focus marks and
 // values true, not too small to gain from it; nil otherwise. Frames
 // themselves do not stop it: the watch reads same-origin frames' documents
-// (a change in one, or a new document, is no part), a frame it cannot read
-// breaks its chain, and a part never holds a frame (watch.js).
+// (a change in one, or a new document, is no part), sends each frame it
+// cannot read as a part of its own to walk again, and no other part holds
+// a frame (watch.js).
 func (t *Tab) partAsk() *watch.Part {
 	if partWalksOff || t.framesNotLoaded() > 0 {
 		// A frame whose document has not arrived shows without content
