@@ -105,7 +105,10 @@ func atoi(t *testing.T, s string) int {
 // a filename, no image is sent and the file is full size (as upstream).
 func TestScreenshotWithinCaps(t *testing.T) {
 	base := imagePages(t)
-	c, _ := inProcess(t)
+	// The caps are what is tested, not the time: a full-page capture of
+	// 9,000 px once took past the default 5 s action timeout on a machine
+	// busy with the rest of the browser tier.
+	c, _ := inProcess(t, "--timeout-action", "20000")
 	must(t, c, "browser_navigate", map[string]any{"url": base + "/tall.html"}, "Page Title: Tall")
 
 	res := c.Call(t, "browser_take_screenshot", map[string]any{"fullPage": true})
