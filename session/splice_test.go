@@ -499,6 +499,21 @@ func TestPartsOnAPageWithFrames(t *testing.T) {
 	}
 	url := serveHTML(t, map[string]string{"/": page1(false), "/foreign": page1(true), "/inner": frame})
 	const walkedParts = "walked only the parts that changed"
+	// press clicks the button named name by its ref in text (a frame's
+	// ref from a spliced snapshot), and gives the next snapshot, which
+	// shows want, and whether it walked only parts.
+	press := func(ctx context.Context, tab *page.Tab, path, text, name, want string) (*page.Snapshot, bool) {
+		t.Helper()
+		b, err := tab.LocateToAct(ctx, buttonRef(t, text, name))
+		if err != nil {
+			t.Fatalf("%s: %s by its ref after a part walk: %v", path, name, err)
+		}
+		before := strings.Count(log.String(), walkedParts)
+		act(ctx, t, tab, b.Click(page.ClickOptions{}))
+		s := aiSnapshot(ctx, t, tab)
+		wantText(t, s.Text, want)
+		return s, strings.Count(log.String(), walkedParts) > before
+	}
 	for _, path := range []string{"/", "/foreign"} {
 		onPage(t, s, url+path, func(ctx context.Context, tab *page.Tab) {
 			first := aiSnapshot(ctx, t, tab)
@@ -535,30 +550,16 @@ func TestPartsOnAPageWithFrames(t *testing.T) {
 					t.Fatalf("%s: a snapshot with nothing changed did not walk the other origin's frame as a part", path)
 				}
 				whole("with nothing changed", again.Text)
-				ab, err := tab.LocateToAct(ctx, buttonRef(t, again.Text, "Ad button"))
-				if err != nil {
-					t.Fatalf("%s: the other origin's frame's button by its ref after a part walk: %v", path, err)
-				}
-				before = strings.Count(log.String(), walkedParts)
-				act(ctx, t, tab, ab.Click(page.ClickOptions{}))
-				pressed := aiSnapshot(ctx, t, tab)
-				wantText(t, pressed.Text, "Ad pressed")
-				if strings.Count(log.String(), walkedParts) == before {
+				pressed, parts := press(ctx, tab, path, again.Text, "Ad button", "Ad pressed")
+				if !parts {
 					t.Fatalf("%s: the change inside the other origin's frame walked the whole page", path)
 				}
 				whole("after the change inside the other origin's frame", pressed.Text)
 				got = pressed
 			}
 			// A ref in the frame, from the spliced snapshot, acts.
-			fb, err := tab.LocateToAct(ctx, buttonRef(t, got.Text, "Frame button"))
-			if err != nil {
-				t.Fatalf("%s: the frame's button by its ref after a part walk: %v", path, err)
-			}
-			before = strings.Count(log.String(), walkedParts)
-			act(ctx, t, tab, fb.Click(page.ClickOptions{}))
-			after := aiSnapshot(ctx, t, tab)
-			wantText(t, after.Text, "Frame pressed")
-			if strings.Count(log.String(), walkedParts) > before {
+			after, parts := press(ctx, tab, path, got.Text, "Frame button", "Frame pressed")
+			if parts {
 				t.Fatalf("%s: a change inside a frame was taken as a part", path)
 			}
 			whole("after the frame's change", after.Text)

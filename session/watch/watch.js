@@ -475,6 +475,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // an ancestor's line shows takes the marks off the part's lines: the
   // splice knows it from the last snapshot, snapshot.fitCursor.)
   const maxParts = 4;
+  const hasBox = e => { const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
   const partRoots = (since, brk) => {
     if (!(since > id0 && since <= id)) return 'base';
     if (brk) return brk;
@@ -497,8 +498,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     // none of it) is walked again. Its lines are found by its ref: its name
     // never comes from the frame's content, and a change of the frame
     // element itself is a change of a part that holds a frame (refused).
-    const frames = new Set(sealed.filter(F => F.isConnected && F.checkVisibility({ visibilityProperty: true }) &&
-      ((b) => b.width > 0 && b.height > 0)(F.getBoundingClientRect())));
+    const frames = new Set(sealed.filter(F => F.isConnected && F.checkVisibility({ visibilityProperty: true }) && hasBox(F)));
     if (!hit.length && !tail.size && !ins.length && !(f & FOCUSED) && !frames.size) return 'none';
     // The elements added at the end of the body must be all that follows
     // the first of them (bar what a walk never shows).
@@ -547,7 +547,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     for (const F of frames) if (!add(F)) return 'root';
     // Focus that moved into a sealed frame walked again is marked by its
     // walk.
-    const into = deepFocus();
+    const into = (f & FOCUSED) ? deepFocus() : null;
     if ((f & FOCUSED) && !(into && frames.has(into))) {
       const F = lift(into);
       if (!F || F === body || F === document.documentElement) return 'focus';
@@ -593,8 +593,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (kinds[i] !== PART_REPLACE && kinds[i] !== PART_RENAMED) continue;
       const P = roots[i];
       if (!P.checkVisibility()) { kinds[i] = PART_GONE; continue; }
-      const b = P.getBoundingClientRect();
-      if (!(b.width > 0 && b.height > 0) || !P.checkVisibility({ visibilityProperty: true })) return 'hidden';
+      if (!hasBox(P) || !P.checkVisibility({ visibilityProperty: true })) return 'hidden';
     }
     return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null) };
   };
