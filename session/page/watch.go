@@ -39,6 +39,12 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 	if err != nil {
 		return nil, err
 	}
+	// A marking read reads the out-of-process frames' watches beside it
+	// (framewatch.go).
+	var frames *frameReads
+	if mark {
+		frames = t.readFrames(afterAction)
+	}
 	// Two retries, each once: a world that went with its document is made
 	// anew (lost), and a world without the watch gets the whole script
 	// (whole); a read may need both.
@@ -85,6 +91,9 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 			t.watchInstalled = cid
 		}
 		t.mu.Unlock()
+		if frames != nil && r.Sealed > 0 {
+			t.sealedStand(ctx, r, frames)
+		}
 		if mark {
 			t.markRead(cid, r)
 		}

@@ -100,6 +100,7 @@ var ErrNotInstalled = errors.New("watch: not installed in this world")
 type Read struct {
 	Title    string  `json:"t"`
 	Foreign  int     `json:"x"`  // frames the watch cannot enter
+	Sealed   int     `json:"s"`  // of them, those of the document's own tree (not in a shadow root or another frame)
 	Base     int     `json:"b"`  // the base this read compared with (0: none yet)
 	NewBase  int     `json:"nb"` // the base it marked (0: none)
 	Muts     int     `json:"m"`  // mutations since the base

@@ -851,6 +851,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     const s = scan(), now = state(s);
     const { focus, hover, shows, rules, href } = now;
     const out = { t: document.title, x: s.foreign + s.sealed, b: base ? base.id : 0 };
+    if (s.sealed) out.s = s.sealed;
     if (base) {
       let changed = 0, which = null;
       for (const [e, k] of s.controls) if (base.controls.get(e) !== k) { changed++; which = e; }

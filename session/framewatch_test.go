@@ -1,0 +1,128 @@
+package session_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/mcptest"
+	"github.com/cloakmcp/cloakbrowser-mcp/internal/testtier"
+	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
+)
+
+// TestSealedFramesWatched: a frame of another site (its own renderer,
+// which the page's watch cannot read) has a watch of its own, so a page
+// holding one that changed nowhere is served its last snapshot; what the
+// frame does by itself — change its text, go to another document of its
+// site, go to the page's own origin — still shows at the next snapshot, as
+// does a change in a sandboxed frame (sealed too, but in the page's
+// renderer: no watch of its own; walked at every snapshot). Each ends
+// equal to a whole walk.
+func TestSealedFramesWatched(t *testing.T) {
+	s := startSessionWith(t, mcptest.SharedBrowser(t), nil)
+	var mu sync.Mutex
+	state := map[string]string{"ad": "one", "box": "one"}
+	set := func(k, v string) {
+		mu.Lock()
+		state[k] = v
+		mu.Unlock()
+	}
+	// A frame asks its server what to show every 100 ms, as a rotating ad
+	// or a live widget does: "nav" sends it to another page of its site,
+	// "home" to the page's own origin.
+	poll := func(key string) string {
+		return `<script>setInterval(async () => { const v = await (await fetch('/state?k=` + key + `')).text();
+if (v === 'nav') location.replace('/ad2'); else if (v === 'home') location.replace(HOME + '/inner');
+else if (document.getElementById('v').textContent !== v) document.getElementById('v').textContent = v; }, 100);</script>`
+	}
+	var home string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*") // the sandboxed frame's origin is opaque
+		switch r.URL.Path {
+		case "/state":
+			mu.Lock()
+			v := state[r.URL.Query().Get("k")]
+			mu.Unlock()
+			w.Write([]byte(v))
+		case "/ad":
+			w.Write([]byte(`<!doctype html><title>Ad</title><p>Ad says <span id="v">one</span></p><script>const HOME = '` + home + `';</script>` + poll("ad")))
+		case "/ad2":
+			w.Write([]byte(`<!doctype html><title>Ad 2</title><p>Second ad</p>`))
+		case "/box":
+			w.Write([]byte(`<!doctype html><title>Box</title><p>Box says <span id="v">one</span></p><script>const HOME = '';</script>` + poll("box")))
+		case "/inner":
+			w.Write([]byte(`<!doctype html><title>Inner</title><p>Inside now</p>`))
+		case "/":
+			w.Write([]byte(`<!doctype html><title>Framed</title><main><h1>Framed</h1><p>Text beside the frames.</p>
+<iframe title="Ad" src="` + strings.Replace(home, "127.0.0.1", "localhost", 1) + `/ad"></iframe></main>`))
+		case "/sandboxed":
+			w.Write([]byte(`<!doctype html><title>Sandboxed</title><main><h1>Sandboxed</h1>
+<iframe title="Box" sandbox="allow-scripts" src="/box"></iframe></main>`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	home = srv.URL
+
+	// shows takes snapshots until one shows want (the frame's poll is on
+	// its way), then checks it against a whole walk.
+	shows := func(ctx context.Context, tab *page.Tab, what, want string) *page.Snapshot {
+		t.Helper()
+		var got *page.Snapshot
+		testtier.Eventually(t, 10*time.Second, what+": a snapshot showing "+want, func() bool {
+			got = aiSnapshot(ctx, t, tab)
+			return strings.Contains(got.Text, want)
+		})
+		if _, err := tab.Evaluate(ctx, `() => 0`); err != nil { // the next snapshot walks the whole page
+			t.Fatal(err)
+		}
+		if whole := aiSnapshot(ctx, t, tab).Text; got.Text != whole {
+			t.Fatalf("%s: the snapshot differs from a whole walk:\n%s", what, lineDiff(got.Text, whole))
+		}
+		return got
+	}
+	// served reports whether, within a few snapshots, one was served as
+	// the one before it (the page and its frames changed nowhere).
+	served := func(ctx context.Context, tab *page.Tab) bool {
+		last := aiSnapshot(ctx, t, tab)
+		for range 5 {
+			time.Sleep(150 * time.Millisecond)
+			next := aiSnapshot(ctx, t, tab)
+			if next == last {
+				return true
+			}
+			last = next
+		}
+		return false
+	}
+
+	onPage(t, s, home+"/", func(ctx context.Context, tab *page.Tab) {
+		shows(ctx, tab, "the first page", "Ad says one")
+		if !served(ctx, tab) {
+			t.Fatal("a page whose only change-free frame is of another site was never served its last snapshot: the frame is walked at every snapshot")
+		}
+		set("ad", "two")
+		shows(ctx, tab, "the frame's own change", "Ad says two")
+		if !served(ctx, tab) {
+			t.Fatal("after the frame's change the page was never served its last snapshot")
+		}
+		set("ad", "nav")
+		shows(ctx, tab, "the frame's navigation within its site", "Second ad")
+		set("ad", "one")
+	})
+	onPage(t, s, home+"/", func(ctx context.Context, tab *page.Tab) {
+		shows(ctx, tab, "the page again", "Ad says one")
+		served(ctx, tab)
+		set("ad", "home")
+		shows(ctx, tab, "the frame's navigation to the page's origin", "Inside now")
+	})
+	onPage(t, s, home+"/sandboxed", func(ctx context.Context, tab *page.Tab) {
+		shows(ctx, tab, "a sandboxed frame", "Box says one")
+		aiSnapshot(ctx, t, tab)
+		set("box", "two")
+		shows(ctx, tab, "the sandboxed frame's change", "Box says two")
+	})
+}

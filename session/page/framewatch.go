@@ -1,0 +1,262 @@
+// The watch in sealed frames: a frame of another site, in a renderer of its
+// own, whose document the main frame's watch cannot read.
+
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/cloakmcp/cloakbrowser-mcp/session/watch"
+)
+
+// The main frame's watch counts the frames of its document's own tree it
+// cannot enter (Read.Sealed): another site's ads, video embeds and
+// widgets. Without more, a page holding one never stood unchanged (its
+// frames are walked again at every snapshot, splice.go). So each child
+// frame of the main frame that has a DevTools target of its own (an
+// out-of-process frame: another site's) gets a watch of its own, the same
+// script in an isolated world of the frame's document, over a CDP session
+// of that target; each marking read of the main watch reads them beside
+// it (marking too) and keeps the base each frame's watch marked. A later
+// read stands for the sealed frames when every one of them was read, each
+// found the same since its last mark, and none holds a frame it cannot
+// enter: they then no longer count as foreign (Read.Foreign), and a page
+// that changed nowhere is served its last snapshot.
+//
+// Anything less walks the frames as before: a sealed frame with no target
+// of its own (a sandboxed one, another origin of the same site), a frame
+// read that failed or took longer than frameReadTimeout, a frame whose
+// document is new (its watch has no base). Mutations of the main document
+// (an iframe added, removed or moved) are the main watch's; a frame's own
+// navigation is a new document (its world goes with it) or a new target
+// (its session goes).
+
+// frameReadTimeout bounds the reads of the frames' watches: a read of the
+// page never waits longer for them (a frame busy with its own script is
+// walked, as before).
+const frameReadTimeout = 300 * time.Millisecond
+
+// frameWatch is the watch of one out-of-process child frame: its target's
+// CDP session and the watch's world in its current document. mu orders
+// its reads.
+type frameWatch struct {
+	mu    sync.Mutex
+	s     playwright.CDPSession
+	frame string // the frame's id (its target's)
+	cid   int    // the world; 0 until made, or once its document went
+	whole bool   // the whole watch ran in cid (reads send its name)
+}
+
+// frameReads is the read of each out-of-process child frame's watch, under
+// way until done is closed.
+type frameReads struct {
+	done  chan struct{}
+	reads map[playwright.Frame]*watch.Read // the frames read (one that failed is absent)
+}
+
+// readFrames starts, beside a marking read of the main watch, the marking
+// read of each child frame's watch (nil when the main frame has none);
+// afterAction as for the main watch's read.
+func (t *Tab) readFrames(afterAction bool) *frameReads {
+	kids := t.p.MainFrame().ChildFrames()
+	if len(kids) == 0 {
+		return nil
+	}
+	fr := &frameReads{done: make(chan struct{}), reads: map[playwright.Frame]*watch.Read{}}
+	t.c.Go(func() {
+		defer close(fr.done)
+		ctx, cancel := context.WithTimeout(context.Background(), frameReadTimeout)
+		defer cancel()
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, f := range kids {
+			wg.Go(func() {
+				r, err := t.readFrame(ctx, f, afterAction)
+				if err != nil {
+					t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: a frame's watch was not read; its frame is walked")
+				}
+				if r != nil {
+					mu.Lock()
+					fr.reads[f] = r
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	})
+	return fr
+}
+
+// sealedStand settles, for r, a marking read of the main watch that found
+// sealed frames, whether they changed since the last snapshot: when each
+// was read and found the same since its watch's last mark, they no longer
+// count in r.Foreign. It keeps the frames' new marks. It waits for fr
+// within ctx.
+//
+// A frame's last mark is older than the last snapshot's walk whenever r
+// can stand for that snapshot (r.Base is its base): a marking read after
+// the walk moves the main watch's base, which then is the snapshot's only
+// if that read found everything, frames included, the same.
+func (t *Tab) sealedStand(ctx context.Context, r *watch.Read, fr *frameReads) {
+	select {
+	case <-fr.done:
+	case <-ctx.Done():
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	stand := r.Base != 0 && r.Foreign == r.Sealed && len(fr.reads) == r.Sealed
+	for f, fread := range fr.reads {
+		if stand {
+			b, ok := t.frameMarks[f]
+			stand = ok && fread.SameAs(b)
+		}
+	}
+	for f, fread := range fr.reads {
+		if fread.NewBase != 0 {
+			if t.frameMarks == nil {
+				t.frameMarks = map[playwright.Frame]int{}
+			}
+			t.frameMarks[f] = fread.NewBase
+		}
+	}
+	if stand {
+		r.Foreign -= r.Sealed
+	}
+}
+
+// errNoOwnTarget: the frame is in its parent's renderer (same site); its
+// document is the main watch's to read, or, when sealed, is walked.
+var errNoOwnTarget = errors.New("the frame has no target of its own")
+
+// readFrame reads (marking a base) the watch of child frame f; nil and no
+// error when f has no target of its own.
+func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, afterAction bool) (*watch.Read, error) {
+	fw, err := t.frameWatchOf(ctx, f)
+	if errors.Is(err, errNoOwnTarget) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	// Retries as the main watch's: a world gone with its document is made
+	// anew, a world without the watch gets the whole script.
+	for lost, whole := false, false; ; {
+		if fw.cid == 0 {
+			res, err := sendCDP(ctx, fw.s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": fw.frame, "worldName": watch.World})
+			if err != nil {
+				t.dropFrameWatch(f, fw)
+				return nil, fmt.Errorf("open a frame's watch world: %w", err)
+			}
+			id, _ := res.(map[string]any)["executionContextId"].(float64)
+			if id == 0 {
+				t.dropFrameWatch(f, fw)
+				return nil, fmt.Errorf("open a frame's watch world: no context in %v", res)
+			}
+			fw.cid, fw.whole = int(id), false
+		}
+		expr := watch.Call(true, afterAction, nil)
+		if whole || !fw.whole {
+			expr = watch.Expression(true, afterAction, nil)
+		}
+		res, err := sendCDP(ctx, fw.s, 0, "Runtime.evaluate", map[string]any{
+			"expression": expr, "contextId": fw.cid, "returnByValue": true, "awaitPromise": true,
+		})
+		if err != nil {
+			fw.cid = 0
+			if !lost && ctx.Err() == nil {
+				lost = true
+				continue
+			}
+			return nil, fmt.Errorf("read a frame's watch: %w", err)
+		}
+		r, err := watch.Decode(res)
+		if errors.Is(err, watch.ErrNotInstalled) && !whole {
+			whole = true
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		fw.whole = true
+		return r, nil
+	}
+}
+
+// frameWatchOf is f's watch, its CDP session opened when new.
+func (t *Tab) frameWatchOf(ctx context.Context, f playwright.Frame) (*frameWatch, error) {
+	url := f.URL()
+	t.mu.Lock()
+	fw := t.frameWatches[f]
+	inProc := fw == nil && t.frameInProc[f] == url
+	t.mu.Unlock()
+	if fw != nil {
+		return fw, nil
+	}
+	if inProc {
+		return nil, errNoOwnTarget
+	}
+	s, err := call(ctx, t.c, "open a frame's CDP session", stopOn{}, func() (playwright.CDPSession, error) { return t.c.bctx.NewCDPSession(f) })
+	if err != nil {
+		// Playwright: "This frame does not have a separate CDP session".
+		if strings.Contains(err.Error(), "separate CDP session") {
+			t.mu.Lock()
+			if t.frameInProc == nil {
+				t.frameInProc = map[playwright.Frame]string{}
+			}
+			t.frameInProc[f] = url
+			t.mu.Unlock()
+			return nil, errNoOwnTarget
+		}
+		return nil, err
+	}
+	res, err := sendCDP(ctx, s, 0, "Target.getTargetInfo", nil)
+	info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
+	id, _ := info["targetId"].(string)
+	if err != nil || id == "" {
+		t.c.Go(func() { _ = s.Detach() })
+		return nil, fmt.Errorf("a frame's target: %v", err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old := t.frameWatches[f]; old != nil {
+		t.c.Go(func() { _ = s.Detach() })
+		return old, nil
+	}
+	if t.frameWatches == nil {
+		t.frameWatches = map[playwright.Frame]*frameWatch{}
+	}
+	fw = &frameWatch{s: s, frame: id}
+	t.frameWatches[f] = fw
+	return fw, nil
+}
+
+// dropFrameWatch forgets fw, f's watch, and closes its session: its target
+// went (the frame left for another site, or went itself).
+func (t *Tab) dropFrameWatch(f playwright.Frame, fw *frameWatch) {
+	t.mu.Lock()
+	if t.frameWatches[f] == fw {
+		delete(t.frameWatches, f)
+	}
+	t.mu.Unlock()
+	t.c.Go(func() { _ = fw.s.Detach() })
+}
+
+// frameGoneLocked forgets what the tab keeps of child frame f, which went.
+func (t *Tab) frameGoneLocked(f playwright.Frame) {
+	delete(t.frameInProc, f)
+	delete(t.frameMarks, f)
+	if fw := t.frameWatches[f]; fw != nil {
+		delete(t.frameWatches, f)
+		t.c.Go(func() { _ = fw.s.Detach() })
+	}
+}
