@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,8 @@ import (
 // renderer: no watch of its own; walked at every snapshot). Each ends
 // equal to a whole walk.
 func TestSealedFramesWatched(t *testing.T) {
-	s := startSessionWith(t, mcptest.SharedBrowser(t), nil)
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	var mu sync.Mutex
 	state := map[string]string{"ad": "one", "box": "one"}
 	set := func(k, v string) {
@@ -57,8 +59,9 @@ else if (document.getElementById('v').textContent !== v) document.getElementById
 		case "/inner":
 			w.Write([]byte(`<!doctype html><title>Inner</title><p>Inside now</p>`))
 		case "/":
-			w.Write([]byte(`<!doctype html><title>Framed</title><main><h1>Framed</h1><p>Text beside the frames.</p>
-<iframe title="Ad" src="` + strings.Replace(home, "127.0.0.1", "localhost", 1) + `/ad"></iframe></main>`))
+			w.Write([]byte(`<!doctype html><title>Framed</title><main><h1>Framed</h1><section aria-label="List"><ul id="l"><li>one</li></ul>
+<button onclick="const li = document.createElement('li'); li.textContent = 'more'; document.getElementById('l').append(li); this.blur()">More</button></section>
+<iframe title="Ad" src="` + strings.Replace(home, "127.0.0.1", "localhost", 1) + `/ad"></iframe>` + filler + `</main>`))
 		case "/sandboxed":
 			w.Write([]byte(`<!doctype html><title>Sandboxed</title><main><h1>Sandboxed</h1>
 <iframe title="Box" sandbox="allow-scripts" src="/box"></iframe></main>`))
@@ -103,6 +106,19 @@ else if (document.getElementById('v').textContent !== v) document.getElementById
 		shows(ctx, tab, "the first page", "Ad says one")
 		if !served(ctx, tab) {
 			t.Fatal("a page whose only change-free frame is of another site was never served its last snapshot: the frame is walked at every snapshot")
+		}
+		// A change beside the frame walks its part alone: the frame,
+		// which changed nowhere, is not walked again.
+		more, err := tab.LocateToAct(ctx, buttonRef(t, aiSnapshot(ctx, t, tab).Text, "More"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := log.String()
+		act(ctx, t, tab, more.Click(page.ClickOptions{}))
+		shows(ctx, tab, "a change beside the frame", "]: more")
+		m := regexp.MustCompile(`"parts":(\d+)[^\n]*walked only the parts that changed`).FindAllStringSubmatch(strings.TrimPrefix(log.String(), before), -1)
+		if len(m) == 0 || m[0][1] != "1" {
+			t.Fatalf("the change beside a frame that changed nowhere walked %v parts, want 1 (the list's); reasons: %v", m, noPartReasons(log.String()))
 		}
 		set("ad", "two")
 		shows(ctx, tab, "the frame's own change", "Ad says two")

@@ -132,6 +132,26 @@ func (t *Tab) sealedStand(ctx context.Context, r *watch.Read, fr *frameReads) {
 	}
 }
 
+// framesStood waits for fr within ctx and counts the frames whose watch
+// found them the same since its last mark; 0 when any read found a change
+// or failed (the main read then has the part walk take every sealed
+// frame, as it has when the count is not the number of its sealed frames).
+func (t *Tab) framesStood(ctx context.Context, fr *frameReads) int {
+	select {
+	case <-fr.done:
+	case <-ctx.Done():
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for f, fread := range fr.reads {
+		if b, ok := t.frameMarks[f]; !ok || !fread.SameAs(b) {
+			return 0
+		}
+	}
+	return len(fr.reads)
+}
+
 // errNoOwnTarget: the frame is in its parent's renderer (same site); its
 // document is the main watch's to read, or, when sealed, is walked.
 var errNoOwnTarget = errors.New("the frame has no target of its own")

@@ -44,6 +44,13 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 	var frames *frameReads
 	if mark {
 		frames = t.readFrames(afterAction)
+		if frames != nil && part != nil {
+			// A part walk leaves out the sealed frames that stood: the
+			// main read waits for theirs.
+			p := *part
+			p.Stood = t.framesStood(ctx, frames)
+			part = &p
+		}
 	}
 	// Two retries, each once: a world that went with its document is made
 	// anew (lost), and a world without the watch gets the whole script

@@ -67,6 +67,10 @@ var script string
 type Part struct {
 	Since int    `json:"since"`
 	Event string `json:"ev"`
+	// Stood, when it is the number of sealed frames the read finds, says
+	// they all changed nowhere since the last snapshot (their own
+	// watches' reads): no part walks them again.
+	Stood int `json:"st,omitempty"`
 }
 
 func (p *Part) arg() string {

@@ -476,7 +476,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // splice knows it from the last snapshot, snapshot.fitCursor.)
   const maxParts = 4;
   const hasBox = e => { const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
-  const partRoots = (since, brk) => {
+  const partRoots = (since, brk, stood) => {
     if (!(since > id0 && since <= id)) return 'base';
     if (brk) return brk;
     if (quietFrom > since) return 'since ' + quietWhy;
@@ -495,10 +495,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       hit.push([e, ff]);
     }
     // Each sealed frame that can show its document (one of no box shows
-    // none of it) is walked again. Its lines are found by its ref: its name
+    // none of it) is walked again, unless each sealed frame's own watch
+    // found it the same (stood). Its lines are found by its ref: its name
     // never comes from the frame's content, and a change of the frame
     // element itself is a change of a part that holds a frame (refused).
-    const frames = new Set(sealed.filter(F => F.isConnected && F.checkVisibility({ visibilityProperty: true }) && hasBox(F)));
+    const frames = new Set(stood === sealed.length ? [] : sealed.filter(F => F.isConnected && F.checkVisibility({ visibilityProperty: true }) && hasBox(F)));
     if (!hit.length && !tail.size && !ins.length && !(f & FOCUSED) && !frames.size) return 'none';
     // The elements added at the end of the body must be all that follows
     // the first of them (bar what a walk never shows).
@@ -871,7 +872,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     out.a = animating(s.roots);
     const brk = base ? link(base, s, now, out.h, out.a) : 'no base';
     if (part) {
-      const p = partRoots(part.since, brk);
+      const p = partRoots(part.since, brk, part.st || 0);
       if (typeof p === 'string') out.pw = p;
       else {
         // The first event starts the engine's list anew; the next add.
