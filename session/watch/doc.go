@@ -48,9 +48,12 @@
 // CSSOM (the sheet keeps the same rule objects, by which its names are
 // kept; an insertRule, deleteRule or replaceSync is seen).
 //
-// A page with a frame the watch cannot enter (cross-origin, sandboxed) is
-// always snapshotted, as is one in a tab whose page was also driven by
-// other means (browser_evaluate, a resize, emulation, the CDP proxy).
+// A frame the watch cannot enter (cross-origin, sandboxed) counts as a
+// change (Read.Foreign), unless it is of another site, in a renderer of its
+// own, where the facade runs this same script in the frame's document and
+// reads it beside (session/page: framewatch.go). A page in a tab that was
+// also driven by other means (browser_evaluate, a resize, emulation, the
+// CDP proxy) is always snapshotted.
 //
 // Reading also marks a new base, and every read says which base it
 // compared with: a snapshot stands on the base marked just before it, so a
