@@ -142,3 +142,59 @@ else if (document.getElementById('v').textContent !== v) document.getElementById
 		shows(ctx, tab, "the sandboxed frame's change", "Box says two")
 	})
 }
+
+// TestBusyFrameOfAnotherSiteIsNotWaitedFor: a frame of another site whose
+// own script holds its renderer (an ad's busy loop) made every snapshot
+// wait out its 10 s bound, as Playwright's walk waits for each frame within
+// the snapshot's one timeout. Its watch's read runs out of time instead;
+// the walk then does not wait for it (the frame shows without content and
+// the snapshot says so), and once the frame answers again it is walked as
+// before.
+func TestBusyFrameOfAnotherSiteIsNotWaitedFor(t *testing.T) {
+	s := startSessionWith(t, mcptest.SharedBrowser(t), nil)
+	var mu sync.Mutex
+	busy := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/state":
+			mu.Lock()
+			b := busy
+			mu.Unlock()
+			if b {
+				w.Write([]byte("busy"))
+			}
+		case "/ad":
+			// Busy for 3 s, once, when its server says so.
+			w.Write([]byte(`<!doctype html><title>Ad</title><p>Ad text</p><script>let once = false;
+setInterval(async () => { if (once || await (await fetch('/state')).text() !== 'busy') return; once = true;
+const t = Date.now(); while (Date.now() - t < 3000) {} }, 100);</script>`))
+		case "/":
+			w.Write([]byte(`<!doctype html><title>Busy frame</title><main><h1>Page text</h1>
+<iframe title="Ad" src="` + strings.Replace("http://"+r.Host, "127.0.0.1", "localhost", 1) + `/ad"></iframe></main>`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	onPage(t, s, srv.URL+"/", func(ctx context.Context, tab *page.Tab) {
+		testtier.Eventually(t, 10*time.Second, "a snapshot showing the frame's text", func() bool {
+			return strings.Contains(aiSnapshot(ctx, t, tab).Text, "Ad text")
+		})
+		mu.Lock()
+		busy = true
+		mu.Unlock()
+		time.Sleep(400 * time.Millisecond) // the frame's next poll starts its loop
+		start := time.Now()
+		snap := aiSnapshot(ctx, t, tab)
+		took := time.Since(start)
+		wantText(t, snap.Text, "Page text")
+		if snap.FramesBusy != 1 || took >= 3*time.Second {
+			t.Fatalf("a snapshot while another site's frame is busy: FramesBusy=%d, took %s (the frame is busy for 3 s; a walk that waits for it takes that long)", snap.FramesBusy, took)
+		}
+		if strings.Contains(snap.Text, "Ad text") {
+			t.Fatalf("the busy frame's text is shown (the walk waited for it?):\n%s", snap.Text)
+		}
+		testtier.Eventually(t, 10*time.Second, "the frame, free again, walked again", func() bool {
+			s := aiSnapshot(ctx, t, tab)
+			return s.FramesBusy == 0 && strings.Contains(s.Text, "Ad text")
+		})
+	})
+}

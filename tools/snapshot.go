@@ -77,6 +77,9 @@ func snapshotCall(c *tabCall) error {
 				if n := snap.FramesNotLoaded; n > 0 {
 					c.resp.Result("- %s not loaded yet (their server has not answered): shown as iframe without content", plural(n, "frame", "frames"))
 				}
+				if n := snap.FramesBusy; n > 0 {
+					c.resp.Result("- %s of another site did not answer (busy with its own script): not waited for, may show as iframe without content", plural(n, "frame", "frames"))
+				}
 			}
 		}
 		if err != nil {

@@ -52,7 +52,15 @@ type frameWatch struct {
 	frame string // the frame's id (its target's)
 	cid   int    // the world; 0 until made, or once its document went
 	whole bool   // the whole watch ran in cid (reads send its name)
+	// busy: its last read ran out of time (the frame's own script holds
+	// its renderer); probing: a read of it is under way beside the page's
+	// reads. Both under the tab's mu.
+	busy, probing bool
 }
+
+// frameProbeTimeout bounds the read that tells whether a busy frame
+// answers again.
+const frameProbeTimeout = 2 * time.Second
 
 // frameReads is the read of each out-of-process child frame's watch, under
 // way until done is closed.
@@ -77,8 +85,11 @@ func (t *Tab) readFrames(afterAction bool) *frameReads {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, f := range kids {
+			if t.probeBusyFrame(f) {
+				continue
+			}
 			wg.Go(func() {
-				r, err := t.readFrame(ctx, f, afterAction)
+				r, err := t.readFrame(ctx, f, true, afterAction)
 				if err != nil {
 					t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: a frame's watch was not read; its frame is walked")
 				}
@@ -92,6 +103,56 @@ func (t *Tab) readFrames(afterAction bool) *frameReads {
 		wg.Wait()
 	})
 	return fr
+}
+
+// probeBusyFrame reports whether f's watch is busy (its last read ran out
+// of time): such a frame is not waited for (the page's reads do not stand
+// for it, and it counts in framesBusy); a read that marks nothing goes
+// beside, once at a time, and a frame that answers it is read as before.
+func (t *Tab) probeBusyFrame(f playwright.Frame) bool {
+	t.mu.Lock()
+	fw := t.frameWatches[f]
+	if fw == nil || !fw.busy {
+		t.mu.Unlock()
+		return false
+	}
+	probe := !fw.probing
+	fw.probing = true
+	t.mu.Unlock()
+	if probe {
+		t.c.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), frameProbeTimeout)
+			defer cancel()
+			_, _ = t.readFrame(ctx, f, false, false)
+			t.mu.Lock()
+			fw.probing = false
+			t.mu.Unlock()
+		})
+	}
+	return true
+}
+
+// frameBusy marks fw busy: a command to its frame ran out of time.
+func (t *Tab) frameBusy(fw *frameWatch) error {
+	t.mu.Lock()
+	fw.busy = true
+	t.mu.Unlock()
+	return errors.New("read a frame's watch: the frame did not answer in time (busy with its own script)")
+}
+
+// framesBusy counts the child frames whose watch's last read ran out of
+// time: a walk of the page does not wait for them (frameBudget), and they
+// show without content.
+func (t *Tab) framesBusy() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, fw := range t.frameWatches {
+		if fw.busy {
+			n++
+		}
+	}
+	return n
 }
 
 // sealedStand settles, for r, a marking read of the main watch that found
@@ -156,9 +217,10 @@ func (t *Tab) framesStood(ctx context.Context, fr *frameReads) int {
 // document is the main watch's to read, or, when sealed, is walked.
 var errNoOwnTarget = errors.New("the frame has no target of its own")
 
-// readFrame reads (marking a base) the watch of child frame f; nil and no
-// error when f has no target of its own.
-func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, afterAction bool) (*watch.Read, error) {
+// readFrame reads (marking a base, with mark) the watch of child frame f;
+// nil and no error when f has no target of its own. A read that runs out
+// of time marks the frame busy, one that answers not busy.
+func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterAction bool) (*watch.Read, error) {
 	fw, err := t.frameWatchOf(ctx, f)
 	if errors.Is(err, errNoOwnTarget) {
 		return nil, nil
@@ -173,6 +235,9 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, afterAction boo
 	for lost, whole := false, false; ; {
 		if fw.cid == 0 {
 			res, err := sendCDP(ctx, fw.s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": fw.frame, "worldName": watch.World})
+			if err != nil && ctx.Err() != nil {
+				return nil, t.frameBusy(fw)
+			}
 			if err != nil {
 				t.dropFrameWatch(f, fw)
 				return nil, fmt.Errorf("open a frame's watch world: %w", err)
@@ -184,21 +249,27 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, afterAction boo
 			}
 			fw.cid, fw.whole = int(id), false
 		}
-		expr := watch.Call(true, afterAction, nil)
+		expr := watch.Call(mark, afterAction, nil)
 		if whole || !fw.whole {
-			expr = watch.Expression(true, afterAction, nil)
+			expr = watch.Expression(mark, afterAction, nil)
 		}
 		res, err := sendCDP(ctx, fw.s, 0, "Runtime.evaluate", map[string]any{
 			"expression": expr, "contextId": fw.cid, "returnByValue": true, "awaitPromise": true,
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, t.frameBusy(fw) // the world stands
+			}
 			fw.cid = 0
-			if !lost && ctx.Err() == nil {
+			if !lost {
 				lost = true
 				continue
 			}
 			return nil, fmt.Errorf("read a frame's watch: %w", err)
 		}
+		t.mu.Lock()
+		fw.busy = false
+		t.mu.Unlock()
 		r, err := watch.Decode(res)
 		if errors.Is(err, watch.ErrNotInstalled) && !whole {
 			whole = true

@@ -42,6 +42,10 @@ type Snapshot struct {
 	// FramesNotLoaded counts the child frames whose document had not
 	// arrived: they show as an iframe without content.
 	FramesNotLoaded int
+	// FramesBusy counts the child frames of another site that did not
+	// answer their watch's last read (their own script holds them): the
+	// walk did not wait for them, so they may show without content.
+	FramesBusy int
 
 	doc  int  // the tab's DocSeq when it was taken
 	tab  *Tab // the tab it was taken of
@@ -226,15 +230,21 @@ func (t *Tab) snapshotAt(ctx context.Context, o SnapshotOptions, base int, why s
 	return t.keepSnapshot(ctx, text, pending, true, base, false), nil
 }
 
+// frameGaps counts the child frames a walk may show without content.
+type frameGaps struct {
+	notLoaded int // their document has not arrived
+	busy      int // they did not answer (framesBusy)
+}
+
 // walk takes Playwright's AI snapshot of the page (bounded as AISnapshot
-// says): its text, and the child frames whose document had not arrived.
-func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string, int, error) {
-	pending := t.framesNotLoaded()
+// says): its text, and the child frames it may show without content.
+func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string, frameGaps, error) {
+	pending := frameGaps{notLoaded: t.framesNotLoaded(), busy: t.framesBusy()}
 	budget, limit := snapshotTimeout, snapshotTimeout
 	switch {
 	case missed:
 		budget, limit = busyBudget, busyBudget
-	case pending > 0:
+	case pending != frameGaps{}:
 		budget = frameBudget
 	}
 	for {
@@ -245,7 +255,7 @@ func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string,
 			return text, pending, nil
 		}
 		if missed && errors.As(err, &te) && ctx.Err() == nil {
-			return "", 0, fmt.Errorf("snapshot: %w", ErrNotResponding)
+			return "", frameGaps{}, fmt.Errorf("snapshot: %w", ErrNotResponding)
 		}
 		if budget >= limit && errors.As(err, &te) && ctx.Err() == nil {
 			// The page answered the probe but its snapshot did not finish
@@ -253,11 +263,11 @@ func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string,
 			// so the next call probes first (Busy), and a navigation
 			// stops it.
 			t.markBusy()
-			return "", 0, fmt.Errorf("snapshot: %w", &TimeoutError{Op: "snapshot", Err: err,
+			return "", frameGaps{}, fmt.Errorf("snapshot: %w", &TimeoutError{Op: "snapshot", Err: err,
 				Msg: fmt.Sprintf("the snapshot did not finish within %s: the page is too large or too busy (browser_navigate stops its work)", budget.Round(time.Second))})
 		}
 		if budget >= limit || !errors.As(err, &te) || ctx.Err() != nil {
-			return "", 0, err
+			return "", frameGaps{}, err
 		}
 		budget = min(4*budget, limit)
 	}
@@ -267,8 +277,8 @@ func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string,
 // last snapshot, after watch base base (0: none), and its refs are stored.
 // spliced says Playwright's last walk was of a part of it (splice.go): its
 // aria-ref map is the part's.
-func (t *Tab) keepSnapshot(ctx context.Context, text string, pending int, whole bool, base int, spliced bool) *Snapshot {
-	s := &Snapshot{Text: text, FramesNotLoaded: pending, tab: t}
+func (t *Tab) keepSnapshot(ctx context.Context, text string, pending frameGaps, whole bool, base int, spliced bool) *Snapshot {
+	s := &Snapshot{Text: text, FramesNotLoaded: pending.notLoaded, FramesBusy: pending.busy, tab: t}
 	t.mu.Lock()
 	s.doc = t.docNav
 	if !whole {

@@ -72,9 +72,10 @@ const partMinChars = 1500
 // cannot read as a part of its own to walk again, and no other part holds
 // a frame (watch.js).
 func (t *Tab) partAsk() *watch.Part {
-	if partWalksOff || t.framesNotLoaded() > 0 {
-		// A frame whose document has not arrived shows without content
-		// in a whole walk, whatever the last snapshot showed of it.
+	if partWalksOff || t.framesNotLoaded() > 0 || t.framesBusy() > 0 {
+		// A frame whose document has not arrived (or that does not
+		// answer) shows without content in a whole walk, whatever the
+		// last snapshot showed of it.
 		return nil
 	}
 	t.mu.Lock()
@@ -224,5 +225,5 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 	}
 	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("inserted", inserted).Int("part_chars", walked).Int("gone", gone).Int("chars", len(text)).
 		Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked only the parts that changed")
-	return t.keepSnapshot(ctx, text, 0, true, r.NewBase, true)
+	return t.keepSnapshot(ctx, text, frameGaps{}, true, r.NewBase, true)
 }
