@@ -41,7 +41,7 @@ import (
 // frameReadTimeout bounds the reads of the frames' watches: a read of the
 // page never waits longer for them (a frame busy with its own script is
 // walked, as before).
-const frameReadTimeout = 300 * time.Millisecond
+const frameReadTimeout = 500 * time.Millisecond
 
 // frameWatch is the watch of one out-of-process child frame: its target's
 // CDP session and the watch's world in its current document. mu orders
