@@ -132,10 +132,13 @@ func (t *Tab) probeBusyFrame(f playwright.Frame) bool {
 	return true
 }
 
-// frameBusy marks fw busy: a command to its frame ran out of time.
-func (t *Tab) frameBusy(fw *frameWatch) error {
+// frameBusy marks fw, f's watch, busy: a command to its frame ran out of
+// time. Its last mark goes: a walk meanwhile may show the frame without
+// content, so no later read stands for it until one marks anew.
+func (t *Tab) frameBusy(f playwright.Frame, fw *frameWatch) error {
 	t.mu.Lock()
 	fw.busy = true
+	delete(t.frameMarks, f)
 	t.mu.Unlock()
 	return errors.New("read a frame's watch: the frame did not answer in time (busy with its own script)")
 }
@@ -236,7 +239,7 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 		if fw.cid == 0 {
 			res, err := sendCDP(ctx, fw.s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": fw.frame, "worldName": watch.World})
 			if err != nil && ctx.Err() != nil {
-				return nil, t.frameBusy(fw)
+				return nil, t.frameBusy(f, fw)
 			}
 			if err != nil {
 				t.dropFrameWatch(f, fw)
@@ -258,7 +261,7 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, t.frameBusy(fw) // the world stands
+				return nil, t.frameBusy(f, fw) // the world stands
 			}
 			fw.cid = 0
 			if !lost {
