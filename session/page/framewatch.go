@@ -340,6 +340,7 @@ func (t *Tab) dropFrameWatch(f playwright.Frame, fw *frameWatch) {
 	t.mu.Lock()
 	if t.frameWatches[f] == fw {
 		delete(t.frameWatches, f)
+		delete(t.frameMarks, f)
 	}
 	t.mu.Unlock()
 	t.c.Go(func() { _ = fw.s.Detach() })
