@@ -39,8 +39,8 @@ import (
 // (its session goes).
 
 // frameReadTimeout bounds the reads of the frames' watches: a read of the
-// page never waits longer for them (a frame busy with its own script is
-// walked, as before).
+// page never waits longer for them, and a frame that does not answer in
+// that time is busy (framesBusy).
 const frameReadTimeout = 500 * time.Millisecond
 
 // frameWatch is the watch of one out-of-process child frame: its target's
