@@ -286,19 +286,56 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 	}
 }
 
-// frameWatchOf is f's watch, its CDP session opened when new.
+// frameWatchOf is f's watch, its CDP session opened when new. The opening
+// is not bounded by ctx, only waited for within it: one that ends after the
+// read gave up still keeps its session for the next read (a session
+// abandoned mid-opening would stay attached to the frame's target).
 func (t *Tab) frameWatchOf(ctx context.Context, f playwright.Frame) (*frameWatch, error) {
 	url := f.URL()
-	t.mu.Lock()
-	fw := t.frameWatches[f]
-	inProc := fw == nil && t.frameInProc[f] == url
-	t.mu.Unlock()
-	if fw != nil {
-		return fw, nil
+	for waited := false; ; waited = true {
+		t.mu.Lock()
+		fw := t.frameWatches[f]
+		inProc := fw == nil && t.frameInProc[f] == url
+		opening := t.frameOpening[f]
+		if fw == nil && !inProc && opening == nil && !waited {
+			opening = make(chan struct{})
+			if t.frameOpening == nil {
+				t.frameOpening = map[playwright.Frame]chan struct{}{}
+			}
+			t.frameOpening[f] = opening
+			t.c.Go(func() {
+				err := t.openFrameWatch(f, url)
+				if err != nil {
+					t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: no session of a frame's own")
+				}
+				t.mu.Lock()
+				delete(t.frameOpening, f)
+				t.mu.Unlock()
+				close(opening)
+			})
+		}
+		t.mu.Unlock()
+		switch {
+		case fw != nil:
+			return fw, nil
+		case inProc:
+			return nil, errNoOwnTarget
+		case opening == nil:
+			return nil, errors.New("open a frame's CDP session: it failed")
+		}
+		select {
+		case <-opening:
+		case <-ctx.Done():
+			return nil, ctxErr("open a frame's CDP session", ctx.Err())
+		}
 	}
-	if inProc {
-		return nil, errNoOwnTarget
-	}
+}
+
+// openFrameWatch opens the CDP session of f's target (f at url) and keeps
+// it as f's watch, or notes that f has no target of its own.
+func (t *Tab) openFrameWatch(f playwright.Frame, url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cdpAttachTimeout)
+	defer cancel()
 	s, err := call(ctx, t.c, "open a frame's CDP session", stopOn{}, func() (playwright.CDPSession, error) { return t.c.bctx.NewCDPSession(f) })
 	if err != nil {
 		// Playwright: "This frame does not have a separate CDP session".
@@ -309,29 +346,28 @@ func (t *Tab) frameWatchOf(ctx context.Context, f playwright.Frame) (*frameWatch
 			}
 			t.frameInProc[f] = url
 			t.mu.Unlock()
-			return nil, errNoOwnTarget
+			return nil
 		}
-		return nil, err
+		return err
 	}
 	res, err := sendCDP(ctx, s, 0, "Target.getTargetInfo", nil)
 	info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
 	id, _ := info["targetId"].(string)
 	if err != nil || id == "" {
 		t.c.Go(func() { _ = s.Detach() })
-		return nil, fmt.Errorf("a frame's target: %v", err)
+		return fmt.Errorf("a frame's target: %v", err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if old := t.frameWatches[f]; old != nil {
+	if t.frameWatches[f] != nil || f.IsDetached() {
 		t.c.Go(func() { _ = s.Detach() })
-		return old, nil
+		return nil
 	}
 	if t.frameWatches == nil {
 		t.frameWatches = map[playwright.Frame]*frameWatch{}
 	}
-	fw = &frameWatch{s: s, frame: id}
-	t.frameWatches[f] = fw
-	return fw, nil
+	t.frameWatches[f] = &frameWatch{s: s, frame: id}
+	return nil
 }
 
 // dropFrameWatch forgets fw, f's watch, and closes its session: its target

@@ -147,15 +147,16 @@ type Tab struct {
 	watchOpeningDoc int
 	// The watches of out-of-process child frames (framewatch.go).
 	frameWatches map[playwright.Frame]*frameWatch
-	frameInProc  map[playwright.Frame]string // child frames found without a target of their own → their URL then
-	frameMarks   map[playwright.Frame]int    // each frame watch's last mark
-	snapBase     int                         // the watch base snap was taken after; 0: none that stands
-	snapMarksOff bool                        // snap stands for the page but for its focus mark or typed values
-	settled      *settledRead                // the read the last Settle made
-	titleAt      time.Time                   // when the watch read title; zero once used
-	lastMark     int                         // the newest base the watch marked (a read's, or one it told of)
-	lastTell     watch.Tell                  // the newest tell (its Title kept as told since)
-	toldNew      bool                        // lastTell came after the last read and no walk used it yet
+	frameInProc  map[playwright.Frame]string        // child frames found without a target of their own → their URL then
+	frameOpening map[playwright.Frame]chan struct{} // child frames whose session is being opened → closed when done
+	frameMarks   map[playwright.Frame]int           // each frame watch's last mark
+	snapBase     int                                // the watch base snap was taken after; 0: none that stands
+	snapMarksOff bool                               // snap stands for the page but for its focus mark or typed values
+	settled      *settledRead                       // the read the last Settle made
+	titleAt      time.Time                          // when the watch read title; zero once used
+	lastMark     int                                // the newest base the watch marked (a read's, or one it told of)
+	lastTell     watch.Tell                         // the newest tell (its Title kept as told since)
+	toldNew      bool                               // lastTell came after the last read and no walk used it yet
 
 	// refsBase is the watch base as of which snap's refs stand: snapBase,
 	// or a base a later read marked that found nothing but values and
