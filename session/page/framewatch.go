@@ -132,14 +132,19 @@ func (t *Tab) probeBusyFrame(f playwright.Frame) bool {
 	return true
 }
 
-// frameBusy marks fw, f's watch, busy: a command to its frame ran out of
-// time. Its last mark goes: a walk meanwhile may show the frame without
-// content, so no later read stands for it until one marks anew.
-func (t *Tab) frameBusy(f playwright.Frame, fw *frameWatch) error {
+// frameBusy marks fw, f's watch, busy: a command to its frame, sent at
+// sent, ran out of the read's time. Its last mark goes: a walk meanwhile
+// may show the frame without content, so no later read stands for it until
+// one marks anew. A command left less than half the read's time (the
+// session's opening took the rest) says nothing of the frame: not busy.
+func (t *Tab) frameBusy(f playwright.Frame, fw *frameWatch, sent time.Time) error {
 	t.mu.Lock()
-	fw.busy = true
+	defer t.mu.Unlock()
 	delete(t.frameMarks, f)
-	t.mu.Unlock()
+	if time.Since(sent) < frameReadTimeout/2 {
+		return errors.New("read a frame's watch: no time left after opening its session")
+	}
+	fw.busy = true
 	return errors.New("read a frame's watch: the frame did not answer in time (busy with its own script)")
 }
 
@@ -237,9 +242,10 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 	// anew, a world without the watch gets the whole script.
 	for lost, whole := false, false; ; {
 		if fw.cid == 0 {
+			sent := time.Now()
 			res, err := sendCDP(ctx, fw.s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": fw.frame, "worldName": watch.World})
 			if err != nil && ctx.Err() != nil {
-				return nil, t.frameBusy(f, fw)
+				return nil, t.frameBusy(f, fw, sent)
 			}
 			if err != nil {
 				t.dropFrameWatch(f, fw)
@@ -256,12 +262,13 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 		if whole || !fw.whole {
 			expr = watch.Expression(mark, afterAction, nil)
 		}
+		sent := time.Now()
 		res, err := sendCDP(ctx, fw.s, 0, "Runtime.evaluate", map[string]any{
 			"expression": expr, "contextId": fw.cid, "returnByValue": true, "awaitPromise": true,
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, t.frameBusy(f, fw) // the world stands
+				return nil, t.frameBusy(f, fw, sent) // the world stands
 			}
 			fw.cid = 0
 			if !lost {
