@@ -133,6 +133,9 @@ else if (document.getElementById('v').textContent !== v) document.getElementById
 	})
 	onPage(t, s, home+"/", func(ctx context.Context, tab *page.Tab) {
 		shows(ctx, tab, "the page again", "Ad says one")
+		// Not a check (the first part asserts it): the frame's watch has a
+		// mark, so the navigation below is seen by its own watch, not by a
+		// frame read for the first time.
 		served(ctx, tab)
 		set("ad", "home")
 		shows(ctx, tab, "the frame's navigation to the page's origin", "Inside now")

@@ -174,20 +174,12 @@ func (t *Tab) framesBusy() int {
 // the walk moves the main watch's base, which then is the snapshot's only
 // if that read found everything, frames included, the same.
 func (t *Tab) sealedStand(ctx context.Context, r *watch.Read, fr *frameReads) {
-	select {
-	case <-fr.done:
-	case <-ctx.Done():
+	if !fr.wait(ctx) {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	stand := r.Base != 0 && r.Foreign == r.Sealed && len(fr.reads) == r.Sealed
-	for f, fread := range fr.reads {
-		if stand {
-			b, ok := t.frameMarks[f]
-			stand = ok && fread.SameAs(b)
-		}
-	}
+	stand := r.Base != 0 && r.Foreign == r.Sealed && len(fr.reads) == r.Sealed && t.framesSameLocked(fr)
 	for f, fread := range fr.reads {
 		if fread.NewBase != 0 {
 			if t.frameMarks == nil {
@@ -206,19 +198,36 @@ func (t *Tab) sealedStand(ctx context.Context, r *watch.Read, fr *frameReads) {
 // or failed (the main read then has the part walk take every sealed
 // frame, as it has when the count is not the number of its sealed frames).
 func (t *Tab) framesStood(ctx context.Context, fr *frameReads) int {
-	select {
-	case <-fr.done:
-	case <-ctx.Done():
+	if !fr.wait(ctx) {
 		return 0
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for f, fread := range fr.reads {
-		if b, ok := t.frameMarks[f]; !ok || !fread.SameAs(b) {
-			return 0
-		}
+	if !t.framesSameLocked(fr) {
+		return 0
 	}
 	return len(fr.reads)
+}
+
+// framesSameLocked reports whether each frame fr read was found the same
+// since its watch's last mark. t.mu is held.
+func (t *Tab) framesSameLocked(fr *frameReads) bool {
+	for f, fread := range fr.reads {
+		if b, ok := t.frameMarks[f]; !ok || !fread.SameAs(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// wait waits for the reads within ctx; false when ctx ended first.
+func (fr *frameReads) wait(ctx context.Context) bool {
+	select {
+	case <-fr.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // errNoOwnTarget: the frame is in its parent's renderer (same site); its
@@ -238,9 +247,9 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	// Retries as the main watch's: a world gone with its document is made
-	// anew, a world without the watch gets the whole script.
-	for lost, whole := false, false; ; {
+	// A world gone with its document is made anew, once, as the main
+	// watch's; evalWatch sends a world without the watch the whole script.
+	for lost := false; ; {
 		if fw.cid == 0 {
 			sent := time.Now()
 			res, err := sendCDP(ctx, fw.s, 0, "Page.createIsolatedWorld", map[string]any{"frameId": fw.frame, "worldName": watch.World})
@@ -258,15 +267,15 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 			}
 			fw.cid, fw.whole = int(id), false
 		}
-		expr := watch.Call(mark, afterAction, nil)
-		if whole || !fw.whole {
-			expr = watch.Expression(mark, afterAction, nil)
-		}
-		sent := time.Now()
-		res, err := sendCDP(ctx, fw.s, 0, "Runtime.evaluate", map[string]any{
-			"expression": expr, "contextId": fw.cid, "returnByValue": true, "awaitPromise": true,
-		})
-		if err != nil {
+		var sent time.Time
+		var sendErr error
+		r, err := evalWatch(func(params map[string]any) (any, error) {
+			sent = time.Now()
+			res, err := sendCDP(ctx, fw.s, 0, "Runtime.evaluate", params)
+			sendErr = err
+			return res, err
+		}, fw.cid, fw.whole, mark, afterAction, nil)
+		if sendErr != nil {
 			if ctx.Err() != nil {
 				return nil, t.frameBusy(f, fw, sent) // the world stands
 			}
@@ -275,16 +284,11 @@ func (t *Tab) readFrame(ctx context.Context, f playwright.Frame, mark, afterActi
 				lost = true
 				continue
 			}
-			return nil, fmt.Errorf("read a frame's watch: %w", err)
+			return nil, fmt.Errorf("read a frame's watch: %w", sendErr)
 		}
 		t.mu.Lock()
 		fw.busy = false
 		t.mu.Unlock()
-		r, err := watch.Decode(res)
-		if errors.Is(err, watch.ErrNotInstalled) && !whole {
-			whole = true
-			continue
-		}
 		if err != nil {
 			return nil, err
 		}

@@ -52,10 +52,9 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 			part = &p
 		}
 	}
-	// Two retries, each once: a world that went with its document is made
-	// anew (lost), and a world without the watch gets the whole script
-	// (whole); a read may need both.
-	for lost, whole := false, false; ; {
+	// A world that went with its document is made anew, once (lost);
+	// evalWatch sends a world without the watch the whole script.
+	for lost := false; ; {
 		nav := t.LastNavSeq()
 		cid, err := t.watchContext(ctx)
 		if err != nil {
@@ -66,15 +65,11 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 		t.mu.Lock()
 		installed := t.watchInstalled == cid
 		t.mu.Unlock()
-		expr := watch.Call(mark, afterAction, part)
-		if whole || !installed {
-			expr = watch.Expression(mark, afterAction, part)
-		}
-		res, err := call(ctx, t.c, "read the page's state", stopOn{modal: t, busyOK: true}, func() (any, error) {
-			return sendCDP(ctx, s, 0, "Runtime.evaluate", map[string]any{
-				"expression": expr, "contextId": cid, "returnByValue": true, "awaitPromise": true,
+		r, err := evalWatch(func(params map[string]any) (any, error) {
+			return call(ctx, t.c, "read the page's state", stopOn{modal: t, busyOK: true}, func() (any, error) {
+				return sendCDP(ctx, s, 0, "Runtime.evaluate", params)
 			})
-		})
+		}, cid, installed, mark, afterAction, part)
 		if err != nil {
 			// The world went with its document: make a new one, once.
 			var pe *PageError
@@ -83,14 +78,6 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 				t.forgetWatchContext(cid)
 				continue
 			}
-			return nil, err
-		}
-		r, err := watch.Decode(res)
-		if errors.Is(err, watch.ErrNotInstalled) && !whole {
-			whole = true
-			continue
-		}
-		if err != nil {
 			return nil, err
 		}
 		t.mu.Lock()
@@ -105,6 +92,29 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 			t.markRead(cid, r)
 		}
 		return &watchRead{Read: r, nav: nav}, nil
+	}
+}
+
+// evalWatch runs the watch in world cid through eval (a Runtime.evaluate
+// of params): by its name where the whole script ran in that world before
+// (installed), else, or when the world turns out to hold no watch, the
+// whole script. eval's errors come back as they are. The page's watch and
+// the frames' (framewatch.go) are read through it.
+func evalWatch(eval func(params map[string]any) (any, error), cid int, installed, mark, afterAction bool, part *watch.Part) (*watch.Read, error) {
+	for whole := !installed; ; whole = true {
+		expr := watch.Call(mark, afterAction, part)
+		if whole {
+			expr = watch.Expression(mark, afterAction, part)
+		}
+		res, err := eval(map[string]any{"expression": expr, "contextId": cid, "returnByValue": true, "awaitPromise": true})
+		if err != nil {
+			return nil, err
+		}
+		r, err := watch.Decode(res)
+		if errors.Is(err, watch.ErrNotInstalled) && !whole {
+			continue
+		}
+		return r, err
 	}
 }
 
