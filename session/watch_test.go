@@ -80,6 +80,11 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 				t.Errorf("the paragraph [data-shut] hides is still in the snapshot:\n%s", text)
 			}
 		}},
+		{"class a rule hides by", "#classed", func(t *testing.T, _ *page.Tab, text string) {
+			if strings.Contains(text, "Class panel text") {
+				t.Errorf("the paragraph .shut hides is still in the snapshot:\n%s", text)
+			}
+		}},
 		{"data attribute a shadow root's :host rule names", "#hostdata", func(t *testing.T, _ *page.Tab, text string) {
 			if strings.Contains(text, "dimmable text") {
 				t.Errorf("the paragraph :host([data-dim]) hides is still in the snapshot:\n%s", text)
@@ -164,7 +169,9 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			}
 			// Changes no snapshot can show are not changes: a script and a
 			// resource hint added to the head, data-* attributes no style
-			// sheet names, a comment. A snapshot taken afresh agrees.
+			// sheet names, a comment, classes no rule names (on the root
+			// and the body) or whose rules only colour or fade. A snapshot
+			// taken afresh agrees.
 			act(t, "#noise")
 			if quiet := take(t); quiet != first {
 				t.Errorf("changes no snapshot can show were followed by a new snapshot (same text: %v)", quiet.Text == first.Text)
@@ -292,39 +299,68 @@ func wantLine(t *testing.T, text, what, mark string) {
 	t.Errorf("no line with %s and %s in:\n%s", what, mark, text)
 }
 
-// TestWatchCountsStyledDataAttributes: a data-* attribute the watch cannot
-// tell unstyled is a change. Under a style sheet from another origin (whose
-// rules a script cannot read) it may be what that sheet hides an element
-// by; an element's own style attribute may read it with attr(). Each page
-// sets one on a key press (the pointer and the focus stay where they are,
-// which the watch would also count): the next snapshot is taken afresh, and
-// shows the paragraph gone.
-func TestWatchCountsStyledDataAttributes(t *testing.T) {
+// TestWatchCountsAttributesItCannotTellUnstyled: a data-* attribute or a
+// class the watch cannot tell unstyled is a change. Under a style sheet
+// from another origin (whose rules a script cannot read) it may be what
+// that sheet hides an element by; an element's own style attribute may
+// read it with attr(); a rule may match any class ([class~=…]) or show the
+// class attribute itself (content: attr(class)); a class may start an
+// animation that hides its element once it ends; a custom element's closed
+// shadow root may style its host by it (:host(.x)). Each page sets one on
+// a key press (the pointer and the focus stay where they are, which the
+// watch would also count): the next snapshot is taken afresh, and shows
+// the change.
+func TestWatchCountsAttributesItCannotTellUnstyled(t *testing.T) {
 	testtier.BrowserTier(t)
-	sheets := serveHTML(t, map[string]string{"/s.css": "#box[data-hide] p { display: none }"})
-	// The page is on 127.0.0.1, the sheet on localhost: another origin.
-	css := strings.Replace(sheets, "127.0.0.1", "localhost", 1) + "/s.css"
-	const head = `<!doctype html><title>Styled data</title><link rel="icon" href="data:,">`
+	sheets := serveHTML(t, map[string]string{
+		"/s.css": "#box[data-hide] p { display: none }",
+		"/c.css": "#box.hide p { display: none }",
+	})
+	// The page is on 127.0.0.1, the sheets on localhost: another origin.
+	other := strings.Replace(sheets, "127.0.0.1", "localhost", 1)
+	const head = `<!doctype html><title>Styled attributes</title><link rel="icon" href="data:,">`
 	const onKey = `<script>addEventListener('keydown', () => { document.getElementById('box').dataset.hide = 'none' })</script>`
-	pages := map[string]string{
-		"/unreadable": head + `<link rel="stylesheet" href="` + css + `"><div id="box"><p>Box text</p></div>` + onKey,
-		"/inline":     head + `<div id="box" style="display: attr(data-hide type(<custom-ident>), block)"><p>Box text</p></div>` + onKey,
+	const onKeyClass = `<script>addEventListener('keydown', () => { document.getElementById('box').classList.add('hide') })</script>`
+	const box = `<div id="box"><p>Box text</p></div>`
+	gone := func(t *testing.T, text string) {
+		if strings.Contains(text, "Box text") {
+			t.Errorf("the paragraph the change hides is still in the snapshot:\n%s", text)
+		}
 	}
-	srv := serveHTML(t, pages)
+	pages := map[string]struct {
+		html string
+		want func(t *testing.T, text string)
+	}{
+		"/unreadable":        {head + `<link rel="stylesheet" href="` + other + `/s.css">` + box + onKey, gone},
+		"/inline":            {head + `<div id="box" style="display: attr(data-hide type(<custom-ident>), block)"><p>Box text</p></div>` + onKey, gone},
+		"/class-unreadable":  {head + `<link rel="stylesheet" href="` + other + `/c.css">` + box + onKeyClass, gone},
+		"/class-any":         {head + `<style>[class~="hide"] p { display: none }</style>` + box + onKeyClass, gone},
+		"/class-shown":       {head + `<style>#box::after { content: "as " attr(class) }</style>` + box + onKeyClass, func(t *testing.T, text string) { wantText(t, text, "as hide") }},
+		"/class-animation":   {head + `<style>@keyframes out { to { visibility: hidden } } .hide p { animation: out 10ms forwards }</style>` + box + onKeyClass, gone},
+		"/class-closed-host": {head + `<x-box id="box"><p>Box text</p></x-box><script>customElements.define('x-box', class extends HTMLElement { constructor() { super(); this.attachShadow({mode: 'closed'}).innerHTML = '<style>:host(.hide) { display: none }</style><slot></slot>'; } })</script>` + onKeyClass, gone},
+	}
+	srv := serveHTML(t, func() map[string]string {
+		m := map[string]string{}
+		for p, pg := range pages {
+			m[p] = pg.html
+		}
+		return m
+	}())
 	s := newContextSession(t)
-	for path := range pages {
+	for path, pg := range pages {
 		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
 			onPage(t, s, srv+path, func(ctx context.Context, tab *page.Tab) {
 				first := aiSnapshot(ctx, t, tab)
 				wantText(t, first.Text, "Box text")
 				act(ctx, t, tab, tab.PressKey("h"))
+				// The animation ends (10 ms) before the snapshot: its end
+				// changes no node, so only the class can tell.
+				time.Sleep(200 * time.Millisecond)
 				after := aiSnapshot(ctx, t, tab)
 				if after == first {
-					t.Fatal("the data-* attribute was served the old snapshot")
+					t.Fatal("the change was served the old snapshot")
 				}
-				if strings.Contains(after.Text, "Box text") {
-					t.Errorf("the paragraph the attribute hides is still in the snapshot:\n%s", after.Text)
-				}
+				pg.want(t, after.Text)
 			})
 		})
 	}

@@ -432,12 +432,14 @@ var noisePages = []string{"article", "table"}
 // startNoise makes the page busy the way analytics and loaders keep real
 // pages busy: every 50 ms its own timer adds a script and a resource hint
 // to the head, stamps a data-* attribute no style sheet names on the body,
-// and adds a comment.
+// toggles a class no style rule names on the root element (as activity and
+// scroll trackers do), and adds a comment.
 const startNoise = `() => { let i = 0; setInterval(() => {
   const s = document.createElement('script'); s.type = 'application/json'; s.textContent = String(++i);
   const l = document.createElement('link'); l.rel = 'preconnect'; l.href = location.origin;
   document.head.append(s, l);
   document.body.dataset.benchSeen = String(i);
+  document.documentElement.classList.toggle('bench-idle', i % 2 === 0);
   document.body.append(document.createComment('beacon ' + i));
 }, 50); }`
 

@@ -20,6 +20,9 @@ const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href=
 .late-hidden { }
 #pop { }
 #panel[data-shut] p { display: none }
+.is-loaded { color: #111 }
+#panel.faded p { opacity: .5; transition: opacity .2s }
+#cpanel.shut p { display: none }
 </style>
 <script>
 function noise() {
@@ -31,6 +34,9 @@ function noise() {
   document.body.dataset.seen = String(Date.now());
   document.body.append(document.createComment('marker'));
   document.getElementById('panel').dataset.track = 'x';
+  document.documentElement.classList.add('fonts-ready');
+  document.body.classList.add('is-loaded');
+  document.getElementById('panel').classList.add('faded');
 }
 const swapped = new CSSStyleSheet();
 swapped.replaceSync('.never-used { color: red }');
@@ -66,7 +72,9 @@ function swapSheet() {
 <button id="noise" onclick="noise()">Noise</button>
 <button id="styled" onclick="document.getElementById('panel').dataset.shut = '1'">Styled data</button>
 <button id="hostdata" onclick="document.getElementById('host2').dataset.dim = '1'">Host data</button>
+<button id="classed" onclick="document.getElementById('cpanel').classList.add('shut')">Styled class</button>
 <div id="panel"><p>Panel text</p></div>
+<div id="cpanel"><p>Class panel text</p></div>
 <div id="host2"></div>
 <button id="swap" onclick="swapSheet()">Swap sheet</button>
 <div id="panel2"><p>Second panel text</p></div>
@@ -87,8 +95,10 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 // URL (http://127.0.0.1:port). Its buttons (by id): #noop, #attr, #title,
 // #hash, #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow,
 // #noise (changes no snapshot can show: a script and a resource hint in the
-// head, data-* attributes no style sheet names, a comment), #styled (a
-// data-* attribute a rule hides "Panel text" by), #hostdata (one a shadow
+// head, data-* attributes no style sheet names, a comment, classes no rule
+// names or whose rules only colour or fade), #styled (a data-* attribute a
+// rule hides "Panel text" by), #classed (a class a rule hides "Class panel
+// text" by), #hostdata (one a shadow
 // root's :host rule hides "dimmable text" by), #swap (an unstyled data-*
 // attribute, then 50 ms later an adopted sheet's one rule replaced by one
 // that hides "Second panel text" by a data-* attribute it then sets),

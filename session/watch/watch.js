@@ -31,7 +31,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // match); a data-* attribute that no style sheet of the document, its
   // open shadow roots or same-origin frames names (all of them readable),
   // on an element that is not a custom one (a closed shadow root's :host
-  // rule could name it) and whose own style attribute has no attr().
+  // rule could name it) and whose own style attribute has no attr(); on
+  // such an element, a class attribute that gained or lost only classes no
+  // rule that can change a walk names (classQuiet: a font loader's class
+  // on the root, a lazy loader's fade-in, a scrolled header's shadow).
   const hints = new Set(['preload', 'prefetch', 'preconnect', 'dns-prefetch', 'modulepreload']);
   const hiddenHead = h => {
     if (!h || h.localName !== 'head' || h.parentNode !== h.ownerDocument.documentElement) return false;
@@ -56,7 +59,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // import) hold, kept while it holds the same rule objects; null when the
   // sheet cannot be read (cross-origin) or nests too deep. names: the data-*
   // names anywhere in them (selectors, attr()), lower case, or null when a
-  // name is escaped. flags: what a part of the page cannot hold (partRoots),
+  // name is escaped. cls: the class names (lower case, unescaped) in the
+  // rules that can change what a walk shows (shows), or null when such a
+  // rule reads the class attribute itself ([class…], attr()): a class that
+  // none of them names can only colour, fade or space its element (or
+  // nothing). flags: what a part of the page cannot hold (partRoots),
   // each only from a rule that can change what a walk shows (shows): HAS a
   // selector that looks down (:has) or a container query, EMPTY :empty,
   // FOCUS_SHOWS a :focus rule, VALIDITY a form-validity pseudo-class (it
@@ -71,9 +78,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // size of its text, its padding or border width, a flex or grid sizing,
   // a transform), a pseudo-element's text, the pointer cursor its marks
   // carry, whether it takes the pointer; a custom property may feed any of
-  // them. A rule that only colours, rounds, shadows or spaces with margins
-  // (as most rules with these selectors do) cannot.
-  const shows = t => /(^|[\s{;])(-[a-z]+-)?(--[\w-]+|all|display|visibility|content(-visibility)?|cursor|pointer-events|(min-|max-)?(width|height)|(min-|max-)?(inline|block)-size|aspect-ratio|box-sizing|font(-size)?|line-height|padding[-a-z]*|border(-(top|right|bottom|left|block|inline)(-(start|end))?)?(-(width|style))?|flex[-a-z]*|grid[-a-z]*|(align|justify|place)-[a-z]+|float|transform|scale|zoom|inset[-a-z]*|position|overflow[-a-z]*|clip(-path)?|contain[-a-z]*)\s*:/i.test(t);
+  // them; an animation may set any of them as it runs or once it ended
+  // (fill: forwards), and a size container has no size of its own. A rule
+  // that only colours, rounds, shadows, fades or spaces with margins (as
+  // most rules with these selectors do) cannot.
+  const shows = t => /(^|[\s{;])(-[a-z]+-)?(--[\w-]+|all|animation(-name)?|container(-type)?|display|visibility|content(-visibility)?|cursor|pointer-events|(min-|max-)?(width|height)|(min-|max-)?(inline|block)-size|aspect-ratio|box-sizing|font(-size)?|line-height|padding[-a-z]*|border(-(top|right|bottom|left|block|inline)(-(start|end))?)?(-(width|style))?|flex[-a-z]*|grid[-a-z]*|(align|justify|place)-[a-z]+|float|transform|scale|zoom|inset[-a-z]*|position|overflow[-a-z]*|clip(-path)?|contain[-a-z]*)\s*:/i.test(t);
+  // classToken finds the class names in a rule's text (and some words of
+  // its values, as in url(a.png): more names only count more changes).
+  const classToken = /\.((?:\\[0-9a-fA-F]{1,6}\s?|\\[^\n0-9a-fA-F]|[-\w\u0080-\uffff])+)/g;
+  const unescapeCSS = x => x.replace(/\\([0-9a-fA-F]{1,6})\s?|\\(.)/g, (_, h, c) => {
+    if (!h) return c;
+    const n = parseInt(h, 16);
+    return n > 0 && n <= 0x10ffff ? String.fromCodePoint(n) : '\ufffd';
+  });
   const facts = new WeakMap();
   const sheetFacts = (sh, depth) => {
     let rules;
@@ -81,13 +98,15 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     if (!rules || depth > 16) return null;
     const c = facts.get(sh);
     if (c && sameRules(c.list, rules)) return c;
-    let names = new Set(), flags = 0;
+    let names = new Set(), flags = 0, cls = new Set();
     for (const r of rules) {
       if (r.styleSheet) {
         const sub = sheetFacts(r.styleSheet, depth + 1);
-        if (sub === null || sub.flags === null) { names = null; flags = null; break; }
+        if (sub === null || sub.flags === null) { names = null; flags = null; cls = null; break; }
         if (sub.names === null) names = null;
         else if (names) for (const x of sub.names) names.add(x);
+        if (sub.cls === null) cls = null;
+        else if (cls) for (const x of sub.cls) cls.add(x);
         flags |= sub.flags;
       }
       const t = r.cssText;
@@ -97,6 +116,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         else if (found) for (const x of found) names.add(x);
       }
       if (!shows(t)) continue;
+      if (cls) {
+        if (/\[\s*class\b|attr\(/i.test(t)) cls = null;
+        else for (const m of t.matchAll(classToken)) cls.add(unescapeCSS(m[1]).toLowerCase());
+      }
       if (/:has\(|@container/i.test(t)) flags |= HAS;
       if (/:empty\b/i.test(t)) flags |= EMPTY;
       if (/:focus/i.test(t)) flags |= FOCUS_SHOWS;
@@ -104,7 +127,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (/:(first|last|only|nth)-/i.test(t)) flags |= NTH;
       if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) flags |= SIBLING;
     }
-    const out = { list: Array.from(rules), names, flags };
+    const out = { list: Array.from(rules), names, flags, cls };
     facts.set(sh, out);
     return out;
   };
@@ -122,6 +145,29 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return named === null || named.has(name);
   };
+  // classShows tells whether a sheet's rule that can change what a walk
+  // shows names a class (read once per batch of records, like styled).
+  let classNamed;
+  const classShows = name => {
+    if (classNamed === undefined) {
+      classNamed = new Set();
+      all: for (const root of known) for (const sh of sheetsOf(root)) {
+        const f = sheetFacts(sh, 0);
+        if (!f || f.cls === null) { classNamed = null; break all; }
+        for (const x of f.cls) classNamed.add(x);
+      }
+    }
+    return classNamed === null || classNamed.has(name);
+  };
+  // classQuiet tells whether a class attribute's change (from old to what
+  // it is now) added or removed only classes no such rule names.
+  const classTokens = v => new Set((v || '').toLowerCase().split(/[ \t\n\f\r]+/).filter(Boolean));
+  const classQuiet = (t, old) => {
+    const was = classTokens(old), now = classTokens(t.getAttribute('class'));
+    for (const x of was) if (!now.has(x) && classShows(x)) return false;
+    for (const x of now) if (!was.has(x) && classShows(x)) return false;
+    return true;
+  };
   const ignored = x => !!x && x.nodeType === 1 && (x.localName === 'script' || x.localName === 'noscript' || x.localName === 'template');
   const inert = r => {
     const t = r.target;
@@ -136,8 +182,9 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     case 'characterData':
       return t.nodeType === 8 || ignored(t.parentNode);
     case 'attributes':
-      return r.attributeNamespace === null && r.attributeName.startsWith('data-') && !t.localName.includes('-') &&
-        !(t.getAttribute('style') || '').includes('attr(') && !styled(r.attributeName.toLowerCase());
+      if (r.attributeNamespace !== null || t.localName.includes('-') || (t.getAttribute('style') || '').includes('attr(')) return false;
+      if (r.attributeName === 'class') return classQuiet(t, r.oldValue);
+      return r.attributeName.startsWith('data-') && !styled(r.attributeName.toLowerCase());
     }
     return false;
   };
@@ -599,7 +646,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null) };
   };
   const count = (rs, tell) => {
-    named = undefined;
+    named = classNamed = undefined;
     let k = 0;
     for (const r of rs) {
       if (inert(r)) continue;
@@ -637,7 +684,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const observe = r => {
     if (seen.has(r)) return false;
     seen.add(r);
-    mo.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
+    mo.observe(r, { subtree: true, childList: true, attributes: true, attributeOldValue: true, characterData: true });
     r.addEventListener('toggle', bump, true);
     return true;
   };
