@@ -82,7 +82,9 @@ $('mutate').onclick = () => {
 // slot, a :has() rule a checkbox drives, a sibling's ::before a class sets,
 // a select, the hidden attribute, aria-hidden, a keyed list a framework
 // reorders by moving its nodes, focus moved into a field and lost to the
-// page, a toast added to the body and taken away, a dialog added to it;
+// page, a toast added to the body and taken away, a dialog added to it, a
+// web component added (its shadow root attached as it is made), one whose
+// definition comes late (its element upgraded in place: no record of it);
 // its Mutate button sits in the body.
 const spliceHostilePage = `<!doctype html><title>Hostile</title>
 <style>.card { cursor: pointer } #cardp { cursor: default } li.on + li::before { content: "> " } HAS</style>
@@ -99,6 +101,8 @@ const spliceHostilePage = `<!doctype html><title>Hostile</title>
 <select id="sel" aria-label="Pick"><option>One</option><option>Two</option></select>
 <p id="hid" hidden>Now visible</p>
 <div id="keyed"><ul id="kl"><li>K1 <button>Edit</button></li><li>K2 <button>Edit</button></li><li>K3 <button>Edit</button></li></ul></div>
+<section aria-label="Cards"><h3>Cards</h3><div id="xs"></div></section>
+<section aria-label="Late"><x-late id="xl"><span>Late light</span></x-late></section>
 <input id="field" placeholder="Type">
 </main>
 <input id="far"><button id="mutate">Mutate</button>
@@ -135,6 +139,10 @@ const ops = [
     d.innerHTML = '<h2>Confirm</h2><p>Sure?</p><button>OK</button>'; document.body.append(d); },
   () => { const d = [...document.querySelectorAll('[role=dialog]')].at(-1); if (d) d.querySelector('p').textContent = 'Sure ' + words[rnd(6)] + '?'; },
   () => { $('cardp').innerHTML = words[rnd(6)] + ' <svg width="8" height="8" style="cursor: pointer"></svg>'; },
+  () => { const x = document.createElement('x-card'); x.innerHTML = '<span slot="title">Added ' + words[rnd(6)] + '</span>'; $('xs').append(x); },
+  () => { if (!customElements.get('x-late')) customElements.define('x-late', class extends HTMLElement { constructor() { super();
+    this.attachShadow({mode: 'open'}).innerHTML = '<style>:host { display: block } ::slotted(span) { font-weight: bold }</style><p>Late inner</p><slot></slot>'; } });
+    else $('xl').shadowRoot.querySelector('p').textContent = 'Late ' + words[rnd(6)]; },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -193,8 +201,9 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 // cursor, a node moved between lists, a shadow root's text, a slotted node,
 // a checkbox, a select, a keyed list reordered, focus moved into a field,
 // the banner's counter and heading, a toast and a dialog added at the end
-// of the body, a change in that dialog) walk only parts; all equal a whole
-// walk. The page's sheet
+// of the body, a change in that dialog, a web component added, one
+// upgraded in place when its definition came) walk only parts; all equal a
+// whole walk. The page's sheet
 // has :has(), :empty, validity and :focus rules that only colour, outline
 // or space (no walk shows them): they refuse no part.
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
@@ -205,7 +214,7 @@ p:empty { border-color: red; margin: 2px } input:invalid { background: pink } #f
 	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", harmless, 1), "</main>", filler+"</main>", 1)})
 	whole := map[int]bool{3: true, 4: true, 5: true, 15: true, 23: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
-		for op := range 24 {
+		for op := range 26 {
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; }`, op); err != nil {
 				t.Fatal(err)
 			}

@@ -369,8 +369,12 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   // link notes what changed between base old and the state now (of scan
   // s): the controls whose state changed (a sibling can be styled by
-  // :checked: ATTR as for attributes), that focus moved; and why the
-  // chain breaks there ('' if it does not).
+  // :checked: ATTR as for attributes), that focus moved, the hosts of
+  // shadow roots found since (a component attached one as it was added or
+  // upgraded: what it holds and styles, its slots and :host rules, is the
+  // host's subtree; no record tells what it held before it was observed);
+  // and why the chain breaks there ('' if it does not): a new document
+  // (a same-origin frame's) still does.
   const link = (old, s, now, hovered, anim) => {
     for (const [e, k] of s.controls) if (old.controls.get(e) !== k) dirt(e, CONTROL | ATTR);
     if (now.focus !== old.focus) {
@@ -378,7 +382,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
       dirt(FOCUS, FOCUSED);
     }
-    return hovered ? 'hover' : anim ? 'animation' : s.added > 0 || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots)) || rulesEdited(old, now) ? 'rules' :
+    if (s.added === s.fresh.size) for (const r of s.fresh) dirt(r.host, 0);
+    return hovered ? 'hover' : anim ? 'animation' : s.added > s.fresh.size || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots, s.fresh)) || rulesEdited(old, now) ? 'rules' :
       now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
   };
   // rulesAdded tells whether the style rules changed since a base whose
@@ -386,8 +391,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // CSS-in-JS libraries insert a component's rules), each of which styles
   // few elements now: those are then changes of theirs (dirt). A rule
   // removed or put among others, an import, a selector that cannot be
-  // matched, or more than 64 elements styled, and it does not.
-  const rulesAdded = (ends, roots) => {
+  // matched, or more than 64 elements styled, and it does not. The sheets
+  // of shadow roots found since (fresh) style only their hosts' subtrees,
+  // which are changes already (link).
+  const rulesAdded = (ends, roots, fresh) => {
     if (!ends) return false;
     const hit = new Set(), seen = new Set();
     const styles = (r, root, depth) => {
@@ -400,7 +407,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (r.cssRules) for (const c of r.cssRules) if (!styles(c, root, depth + 1)) return false;
       return true;
     };
-    for (const root of roots) for (const sh of sheetsOf(root)) {
+    for (const root of roots) for (const sh of fresh.has(root) ? [] : sheetsOf(root)) {
       seen.add(sh);
       let rules;
       try { rules = sh.cssRules; } catch (_) { return false; }
@@ -696,9 +703,11 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const scan = () => {
     const roots = [], controls = new Map();
     let foreign = 0, added = 0;
+    // fresh: the shadow roots found by this scan (observed from now on).
+    const fresh = new Set();
     const sl = [];
     const visit = root => {
-      if (observe(root)) added++;
+      if (observe(root)) { added++; if (root.nodeType === 11) fresh.add(root); }
       roots.push(root);
       const doc = root.nodeType === 9 ? root : root.ownerDocument;
       const it = doc.createTreeWalker(root, 1);
@@ -719,7 +728,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     visit(document);
     known = roots;
     sealed = sl;
-    return { roots, controls, foreign, added, sealed: sl.length };
+    return { roots, controls, foreign, added, fresh, sealed: sl.length };
   };
   const deepFocus = () => {
     let a = document.activeElement;
