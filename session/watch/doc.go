@@ -39,10 +39,23 @@
 // its open shadow roots or its same-origin frames names (in a selector or
 // attr(); every sheet readable), on elements that are not custom ones and
 // whose own style attribute has no attr() (Chromium reads attributes into
-// any property there).
-// Playwright's walk skips those elements and never reads comments or data-*
-// attributes, so a page whose analytics and loaders keep doing these things
-// is still served its last snapshot. Its blind spots are the watch's own:
+// any property there); on such elements, a class attribute that gained or
+// lost only classes that no rule able to change a walk names (a rule that
+// sets display, visibility, content, cursor, a size, a transform, an
+// animation, a custom property and the like; one that only colours, fades,
+// shadows or spaces cannot), where no such rule reads the class attribute
+// itself ([class…], attr()) and every sheet is readable: a font loader's
+// class on the root, a lazy loader's fade-in, a scrolled header's shadow.
+// Playwright's walk skips those elements, never reads comments, data-*
+// attributes or classes (it sees only what CSS makes of them), so a page
+// whose analytics and loaders keep doing these things is still served its
+// last snapshot.
+//
+// A shadow root the watch finds since its last base (a component added,
+// with a root attached as it was made, or one upgraded in place when its
+// definition came, which no mutation record tells) is a change of its host:
+// a part walk covers the host, where it used to break the chain and walk
+// the whole page. Its blind spots are the watch's own:
 // a closed shadow root (whose :host rule could name a built-in host's
 // data-* attribute), and a rule's selector rewritten in place through the
 // CSSOM (the sheet keeps the same rule objects, by which its names are
