@@ -84,7 +84,8 @@ $('mutate').onclick = () => {
 // reorders by moving its nodes, focus moved into a field and lost to the
 // page, a toast added to the body and taken away, a dialog added to it, a
 // web component added (its shadow root attached as it is made), one whose
-// definition comes late (its element upgraded in place: no record of it);
+// definition comes late (its element upgraded in place: no record of it),
+// a router's new URL (pushState) with the counter it renders;
 // its Mutate button sits in the body.
 const spliceHostilePage = `<!doctype html><title>Hostile</title>
 <style>.card { cursor: pointer } #cardp { cursor: default } li.on + li::before { content: "> " } HAS</style>
@@ -143,6 +144,7 @@ const ops = [
   () => { if (!customElements.get('x-late')) customElements.define('x-late', class extends HTMLElement { constructor() { super();
     this.attachShadow({mode: 'open'}).innerHTML = '<style>:host { display: block } ::slotted(span) { font-weight: bold }</style><p>Late inner</p><slot></slot>'; } });
     else $('xl').shadowRoot.querySelector('p').textContent = 'Late ' + words[rnd(6)]; },
+  () => { history.pushState({}, '', '?view=' + words[rnd(6)] + '#v' + rnd(9)); $('badge').textContent = String(rnd(99)); },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -202,8 +204,8 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 // a checkbox, a select, a keyed list reordered, focus moved into a field,
 // the banner's counter and heading, a toast and a dialog added at the end
 // of the body, a change in that dialog, a web component added, one
-// upgraded in place when its definition came) walk only parts; all equal a
-// whole walk. The page's sheet
+// upgraded in place when its definition came, a new URL with a counter
+// changed) walk only parts; all equal a whole walk. The page's sheet
 // has :has(), :empty, validity and :focus rules that only colour, outline
 // or space (no walk shows them): they refuse no part.
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
@@ -214,7 +216,7 @@ p:empty { border-color: red; margin: 2px } input:invalid { background: pink } #f
 	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", harmless, 1), "</main>", filler+"</main>", 1)})
 	whole := map[int]bool{3: true, 4: true, 5: true, 15: true, 23: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
-		for op := range 26 {
+		for op := range 27 {
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; }`, op); err != nil {
 				t.Fatal(err)
 			}

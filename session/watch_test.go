@@ -19,10 +19,11 @@ import (
 	"github.com/cloakmcp/cloakbrowser-mcp/session/page"
 )
 
-// TestWatchNeverHidesAChange: after an action that changed nothing the last
-// snapshot is served again (the same object: no new snapshot taken), and
+// TestWatchNeverHidesAChange: after an action that changed nothing (or
+// nothing a walk shows: a new URL of the same document, inert changes) the
+// last snapshot is served again (the same object: no new snapshot taken), and
 // after an action that changed any one thing — an attribute, the title,
-// the URL's hash, an input's value or checked state, focus, a same-origin
+// a URL fragment a :target rule shows, an input's value or checked state, focus, a same-origin
 // frame, a cross-process frame, a style rule, a popover, a shadow root, a
 // :hover menu — a new snapshot is taken and shows it.
 func TestWatchNeverHidesAChange(t *testing.T) {
@@ -41,10 +42,11 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 				t.Errorf("title = %q, want Retitled", title)
 			}
 		}},
-		{"hash", "#hash", func(t *testing.T, tab *page.Tab, _ string) {
+		{"hash a :target rule shows", "#hash", func(t *testing.T, tab *page.Tab, text string) {
 			if !strings.HasSuffix(tab.URL(), "#moved") {
 				t.Errorf("URL = %s, want #moved", tab.URL())
 			}
+			wantText(t, text, "Moved here")
 		}},
 		{"value", "#value", func(t *testing.T, _ *page.Tab, text string) {
 			wantLine(t, text, `textbox "Field"`, "set by script")
@@ -183,6 +185,16 @@ func TestWatchNeverHidesAChange(t *testing.T) {
 			unmarked := func(s *page.Snapshot) string { return strings.ReplaceAll(s.Text, " [active]", "") }
 			if fresh := take(t); fresh == first || unmarked(fresh) != unmarked(first) {
 				t.Fatalf("a fresh snapshot after the inert changes differs from the one served:\n%s\n--- served ---\n%s", fresh.Text, first.Text)
+			}
+			// A new path and query (pushState, replaceState)
+			// that no rule shows change nothing a walk shows either.
+			before := take(t)
+			act(t, "#route")
+			if !strings.Contains(tab.URL(), "/route?tab=3") {
+				t.Fatalf("URL = %s after the route button, want /route?tab=3", tab.URL())
+			}
+			if routed := take(t); routed != before {
+				t.Errorf("a new URL of the same document was followed by a new snapshot (same text: %v)", unmarked(routed) == unmarked(before))
 			}
 			// Each kind of change, on this page, is seen.
 			act(t, "#attr")

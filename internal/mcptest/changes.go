@@ -23,6 +23,8 @@ const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href=
 .is-loaded { color: #111 }
 #panel.faded p { opacity: .5; transition: opacity .2s }
 #cpanel.shut p { display: none }
+#moved { display: none }
+#moved:target { display: block }
 </style>
 <script>
 function noise() {
@@ -54,6 +56,8 @@ function swapSheet() {
 <button id="exp" aria-expanded="false">Disclosure</button>
 <button id="title" onclick="document.title = 'Retitled'">Title</button>
 <button id="hash" onclick="location.hash = 'moved'">Hash</button>
+<button id="route" onclick="history.pushState({}, '', '/route?tab=2'); history.replaceState({}, '', '/route?tab=3')">Route</button>
+<p id="moved">Moved here</p>
 <button id="value" onclick="document.getElementById('field').value = 'set by script'">Value</button>
 <input id="field" aria-label="Field">
 <button id="check" onclick="document.getElementById('agree').checked = true">Check</button>
@@ -93,7 +97,9 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 
 // ChangesPage serves changesPage at URL+"/" for the test's life and returns
 // URL (http://127.0.0.1:port). Its buttons (by id): #noop, #attr, #title,
-// #hash, #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow,
+// #hash (a fragment a :target rule shows "Moved here" by), #route (a
+// pushState and a replaceState to another path and query, which
+// no rule shows), #value, #check, #focus, #same, #cross, #cssom, #popbtn, #shadow,
 // #noise (changes no snapshot can show: a script and a resource hint in the
 // head, data-* attributes no style sheet names, a comment, classes no rule
 // names or whose rules only colour or fade), #styled (a data-* attribute a

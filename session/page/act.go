@@ -140,16 +140,20 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 	// comes back after the events the page sent before it. A read that ran
 	// out of time already waited what a round trip would.
 	r, err := t.settleRead(ctx)
-	if te := (*TimeoutError)(nil); !errors.As(err, &te) && t.LastNavSeq() == navBefore && t.pendingSince(seq) == 0 {
+	// A navigation to a new document since (docNav is the lastNav it
+	// set): wait for it. One within the document (pushState, a fragment)
+	// is the page's own change: its requests are awaited as any action's.
+	newDoc := t.DocSeq() > navBefore
+	if te := (*TimeoutError)(nil); !errors.As(err, &te) && !newDoc && t.pendingSince(seq) == 0 {
 		t.roundTrip(ctx)
 		if t.c.routed.Load() && !t.startedSince(seq) {
 			// An intercepted request is announced once the browser
 			// paused it, which may come after the round trip (a click
 			// that fetched answered "no change" so once under load).
-			t.pollUntil(ctx, routedLag, func() bool { return t.startedSince(seq) || t.LastNavSeq() != navBefore })
+			t.pollUntil(ctx, routedLag, func() bool { return t.startedSince(seq) || t.DocSeq() > navBefore })
 		}
 	}
-	if t.LastNavSeq() != navBefore {
+	if newDoc || t.DocSeq() > navBefore {
 		t.pollUntil(ctx, loadMax, t.DOMReady)
 		t.waitLoaded(ctx)
 		return

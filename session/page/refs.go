@@ -367,9 +367,10 @@ func (t *Tab) partBase(ctx context.Context) (int, error) {
 
 // showsLocked reports whether the tab's last whole snapshot shows the page
 // as the read r found it: nothing changed since its base, in the same
-// document, and its focus mark still true. t.mu is held.
+// document (a same-document navigation since changes nothing a walk shows
+// unless the read says so), and its focus mark still true. t.mu is held.
 func (t *Tab) showsLocked(r *watchRead) bool {
-	return t.snap != nil && r.nav == t.lastNav && !t.snapMarksOff && r.SameAs(t.snapBase)
+	return t.snap != nil && r.doc == t.docNav && t.snap.doc == t.docNav && !t.snapMarksOff && r.SameAs(t.snapBase)
 }
 
 // refGone is the error for an AI ref that names nothing on the tab.

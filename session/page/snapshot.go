@@ -153,7 +153,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			t.snapBase, t.refsBase = r.NewBase, r.NewBase
 			t.mu.Unlock()
 			return s, nil
-		case s == nil || r.nav != t.lastNav:
+		case s == nil || r.doc != t.docNav:
 		case settled && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
@@ -178,7 +178,7 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 		t.mu.Unlock()
 	}
 	base := part
-	if r != nil && r.nav == t.LastNavSeq() {
+	if r != nil && r.doc == t.DocSeq() {
 		base = r.NewBase
 	}
 	return t.keepSnapshot(ctx, text, pending, whole, base, false), nil

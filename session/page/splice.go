@@ -108,7 +108,7 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 	}
 	t.mu.Lock()
 	last := t.snap
-	ok := last != nil && r.nav == t.lastNav && last.doc == t.docNav && !t.snapMarksOff
+	ok := last != nil && r.doc == t.docNav && last.doc == t.docNav && !t.snapMarksOff
 	t.mu.Unlock()
 	if !ok {
 		return nil

@@ -431,8 +431,13 @@ func (t *Tab) wireNavigation() {
 		if newDoc {
 			t.busyAt = time.Time{}
 		}
-		// The last snapshot's watch base was in the old document.
-		t.snapBase, t.refsBase, t.settled, t.lastMark, t.lastTell, t.toldNew = 0, 0, nil, 0, watch.Tell{}, false
+		t.settled = nil
+		if newDoc {
+			// The last snapshot's watch base was in the old document. A
+			// same-document navigation keeps the watch's world and its
+			// bases; its reads say whether the new URL shows (:target).
+			t.snapBase, t.refsBase, t.lastMark, t.lastTell, t.toldNew = 0, 0, 0, watch.Tell{}, false
+		}
 	})
 }
 

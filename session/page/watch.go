@@ -15,10 +15,12 @@ import (
 )
 
 // watchRead is one read of the watch and the tab's navigation count when
-// it was made.
+// it was made (nav), and its count of navigations to a new document (doc):
+// the watch's bases hold across a same-document navigation (pushState, a
+// fragment), whose URL change the watch reports where a walk can show it.
 type watchRead struct {
 	*watch.Read
-	nav int
+	nav, doc int
 }
 
 // watchTimeout bounds a read: the page answered a probe a moment ago, or
@@ -55,7 +57,9 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 	// A world that went with its document is made anew, once (lost);
 	// evalWatch sends a world without the watch the whole script.
 	for lost := false; ; {
-		nav := t.LastNavSeq()
+		t.mu.Lock()
+		nav, doc := t.lastNav, t.docNav
+		t.mu.Unlock()
 		cid, err := t.watchContext(ctx)
 		if err != nil {
 			return nil, err
@@ -91,7 +95,7 @@ func (t *Tab) readWatch(ctx context.Context, mark, afterAction bool, part *watch
 		if mark {
 			t.markRead(cid, r)
 		}
-		return &watchRead{Read: r, nav: nav}, nil
+		return &watchRead{Read: r, nav: nav, doc: doc}, nil
 	}
 }
 

@@ -116,7 +116,7 @@ type Read struct {
 	Hover    bool    `json:"h"`
 	Anim     bool    `json:"a"`
 	Rules    bool    `json:"r"`
-	URL      bool    `json:"u"`
+	URL      bool    `json:"u"` // the URL changed so a walk can show it: a new fragment under a :target rule
 	// Parts: how many elements a Part asked for were sent its events, in
 	// turn (the first holds the changes, or the element focus moved to;
 	// a second, that element); PartFocus: focus moved since that base (a

@@ -69,9 +69,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // FOCUS_SHOWS a :focus rule, VALIDITY a form-validity pseudo-class (it
   // matches the form and fieldsets around a control too), SIBLING a sibling
   // combinator (or a + or ~ anywhere in a selector), NTH a pseudo-class of
-  // a child's place among its siblings (:first-child, :nth-of-type, …);
+  // a child's place among its siblings (:first-child, :nth-of-type, …),
+  // TARGET a :target rule (what the URL's fragment names);
   // null when an imported sheet cannot be read.
-  const HAS = 1, EMPTY = 2, FOCUS_SHOWS = 4, VALIDITY = 8, SIBLING = 16, NTH = 32;
+  const HAS = 1, EMPTY = 2, FOCUS_SHOWS = 4, VALIDITY = 8, SIBLING = 16, NTH = 32, TARGET = 64;
   // shows tells whether a rule's text sets a property that can change what
   // Playwright's walk shows: whether an element is there (display,
   // visibility, content-visibility), its box empty or not (its size, the
@@ -125,6 +126,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (/:focus/i.test(t)) flags |= FOCUS_SHOWS;
       if (/:(user-)?(in)?valid\b/i.test(t)) flags |= VALIDITY;
       if (/:(first|last|only|nth)-/i.test(t)) flags |= NTH;
+      if (/:target\b/i.test(t)) flags |= TARGET;
       if (typeof r.selectorText === 'string' ? /[+~]/.test(r.selectorText) : /[+~][^{]*\{/.test(t)) flags |= SIBLING;
     }
     const out = { list: Array.from(rules), names, flags, cls };
@@ -384,7 +386,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     if (s.added === s.fresh.size) for (const r of s.fresh) dirt(r.host, 0);
     return hovered ? 'hover' : anim ? 'animation' : s.added > s.fresh.size || (now.rules !== old.rules && !rulesAdded(old.ends, s.roots, s.fresh)) || rulesEdited(old, now) ? 'rules' :
-      now.href !== old.href ? 'url' : s.foreign > 0 ? 'frames' : '';
+      urlShows(old.href, now.href) ? 'url' : s.foreign > 0 ? 'frames' : '';
+  };
+  // urlShows tells whether the URL's change from a to b can change what a
+  // walk shows: a walk reads links' href attributes as written, never the
+  // document's URL, which CSS sees only as the element its fragment names
+  // (:target). So only a new fragment under a :target rule that can show
+  // can (pushState, replaceState and a router's new path cannot; what the
+  // router then renders is a change of its own).
+  const frag = u => { const i = u.indexOf('#'); return i < 0 ? '' : u.slice(i); };
+  const urlShows = (a, b) => {
+    if (a === b || frag(a) === frag(b)) return false;
+    const f = flags();
+    return f === null || (f & TARGET) !== 0;
   };
   // rulesAdded tells whether the style rules changed since a base whose
   // sheets ended as ends says only by rules added at the end of sheets (as
@@ -923,7 +937,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       out.fh = out.f && (!focus || hover.includes(focus));
       out.h = hoverShows(base, s, now);
       out.r = rules !== base.rules || s.added > 0 || rulesEdited(base, now);
-      out.u = href !== base.href;
+      out.u = urlShows(base.href, href);
     }
     out.a = animating(s.roots);
     const brk = base ? link(base, s, now, out.h, out.a) : 'no base';
