@@ -51,6 +51,14 @@
 // whose analytics and loaders keep doing these things is still served its
 // last snapshot.
 //
+// The page's URL is not what a walk reads: links show their href
+// attribute as written, and CSS sees the URL only as the element its
+// fragment names (:target). So a new URL of the same document (pushState,
+// replaceState, a router's new path) counts only as a new fragment where a
+// :target rule that can show exists (Read.URL), and the watch's bases hold
+// across same-document navigations (the tab keeps them): a route change
+// walks only the parts the router re-rendered.
+//
 // A shadow root the watch finds since its last base (a component added,
 // with a root attached as it was made, or one upgraded in place when its
 // definition came, which no mutation record tells) is a change of its host:
