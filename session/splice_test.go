@@ -67,6 +67,7 @@ const ops = [
     const l = $('cart').children; l[rnd(l.length)].classList.add(k); },
   () => { const s = $('emo').sheet; s.insertRule('#steps li.tip { font-style: italic; visibility: ' + (rnd(2) ? 'hidden' : 'visible') + ' }', s.cssRules.length); },
   () => { const s = $('emo').sheet; s.insertRule('#count { color: red }', 0); },
+  () => { const s = $('emo').sheet; if (s.cssRules.length) s.deleteRule(0); $('status').textContent = 'Step ' + rnd(50); },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -279,12 +280,13 @@ func TestARenamedOrInsertedElementIsItsOwnPart(t *testing.T) {
 	})
 }
 
-// TestRulesAddedAtTheEndOfASheetWalkParts: a style rule added at the end
-// of a sheet (as CSS-in-JS libraries add a component's rules) that hides
-// an item it gives its class, or one that styles a list's items, walks only
-// the parts holding the elements it styles; one put first among the rules
-// walks the page. Each snapshot equals a whole walk.
-func TestRulesAddedAtTheEndOfASheetWalkParts(t *testing.T) {
+// TestRulesAddedToASheetWalkParts: a style rule added to a sheet (as
+// CSS-in-JS libraries add a component's rules: at the end, or among the
+// others) that hides an item it gives its class, one that styles a list's
+// items, or one put first among the rules, walks only the parts holding the
+// elements it styles; a rule removed walks the page. Each snapshot equals
+// a whole walk.
+func TestRulesAddedToASheetWalkParts(t *testing.T) {
 	var log mcptest.SyncBuffer
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(splicePage, "SEED", "9", 1), "</main>", filler+"</main>", 1)})
@@ -297,7 +299,8 @@ func TestRulesAddedAtTheEndOfASheetWalkParts(t *testing.T) {
 			{9, "a class set on a step (its ::after shows)", true},
 			{18, "a rule hiding the cart item it gives its class", true},
 			{19, "a rule styling the marked steps", true},
-			{20, "a rule put first among the rules", false},
+			{20, "a rule put first among the rules", true},
+			{21, "a rule removed", false},
 		} {
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; document.getElementById('mutate').focus(); }`, c.op); err != nil {
 				t.Fatal(err)

@@ -401,11 +401,14 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return f === null || (f & TARGET) !== 0;
   };
   // rulesAdded tells whether the style rules changed since a base whose
-  // sheets ended as ends says only by rules added at the end of sheets (as
-  // CSS-in-JS libraries insert a component's rules), each of which styles
-  // few elements now: those are then changes of theirs (dirt). A rule
-  // removed or put among others, an import, a selector that cannot be
-  // matched, or more than 64 elements styled, and it does not. The sheets
+  // sheets ended as ends says only by rules added (as CSS-in-JS libraries
+  // insert a component's rules: emotion at the end of its sheet,
+  // styled-components by its group's place), each of which styles few
+  // elements now: those are then changes of theirs (dirt). Among the rules
+  // of a sheet of up to printMax rules, a new rule may be anywhere; in a
+  // larger one, only at its end. A rule removed or moved, an import, a
+  // selector that cannot be matched, or more than 64 elements styled, and
+  // it does not. The sheets
   // of shadow roots found since (fresh) style only their hosts' subtrees,
   // which are changes already (link).
   const rulesAdded = (ends, roots, fresh) => {
@@ -425,7 +428,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       seen.add(sh);
       let rules;
       try { rules = sh.cssRules; } catch (_) { return false; }
-      const was = ends.get(sh);
+      const was = ends.get(sh), list = was && was[3];
+      if (list) {
+        // The rules the base knew, each still there and in their order:
+        // the others were inserted (anywhere, as styled-components puts
+        // a component's rules by its group's place).
+        let j = 0;
+        for (let i = 0; i < rules.length; i++) {
+          if (j < list.length && rules[i] === list[j]) j++;
+          else if (!styles(rules[i], root, 0)) return false;
+        }
+        if (j < list.length) return false;
+        continue;
+      }
       if (was && (rules.length < was[0] || (was[0] > 0 && rules[was[0] - 1] !== was[1]))) return false;
       for (let i = was ? was[0] : 0; i < rules.length; i++) if (!styles(rules[i], root, 0)) return false;
     }
@@ -845,13 +860,18 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return false;
   };
   // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
-  // length, last rule and print (rulesAdded, rulesEdited).
+  // length, last rule, print and, where it printed, its rules
+  // (rulesAdded, rulesEdited).
   const sheetEnds = roots => {
     let c = 0;
     const ends = new Map();
     for (const root of roots) for (const sh of sheetsOf(root)) {
       c++;
-      try { const rs = sh.cssRules, k = rs.length; c += k; ends.set(sh, [k, k ? rs[k - 1] : null, sheetPrint(rs, k)]); } catch (_) {}
+      try {
+        const rs = sh.cssRules, k = rs.length, p = sheetPrint(rs, k);
+        c += k;
+        ends.set(sh, [k, k ? rs[k - 1] : null, p, p === null ? null : Array.from(rs)]);
+      } catch (_) {}
     }
     return { c, ends };
   };
@@ -872,11 +892,16 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // print where the sheet kept its length, else printed again.
   const rulesEdited = (old, now) => {
     if (!old.ends) return false;
-    for (const [sh, [k, , p]] of old.ends) {
+    for (const [sh, [k, , p, list]] of old.ends) {
       if (p === null) continue;
       const e = now.ends && now.ends.get(sh);
       if (e && e[0] === k) {
         if (e[2] !== p) return true;
+        continue;
+      }
+      // Rules inserted or removed: the base's own rules, printed again.
+      if (list) {
+        if (sheetPrint(list, k) !== p) return true;
         continue;
       }
       let rs;
