@@ -197,8 +197,8 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 
 // TestPartsAreWalkedOnlyWhereTheyHold: each change of the hostile page
 // alone: those something outside their part would show (names taken by
-// aria-labelledby or a label's for, focus lost to the page) walk the whole
-// page, as does an icon with a pointer cursor put in the clickable card's
+// aria-labelledby or a label's for, focus lost to the page: the click's
+// own focus, served with its mark off) walk the whole page, as does an icon with a pointer cursor put in the clickable card's
 // paragraph (the page's walk drops it there, a walk of the paragraph alone
 // keeps it); the others (the clickable card's text, under its pointer
 // cursor, a node moved between lists, a shadow root's text, a slotted node,
@@ -278,6 +278,41 @@ func TestARenamedOrInsertedElementIsItsOwnPart(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFocusLostToThePageWalksOnlyTheChange: a button that takes itself
+// away (a dialog's close button, a list item's delete) leaves focus on the
+// body; the snapshot after it walks only the part that changed, takes the
+// focus mark off the lines it was on and, where the body has a line of its
+// own (more than one element in it), puts it there; where the body holds
+// one element (an app's root), Playwright shows no body line and no mark.
+// Each equals a whole walk.
+func TestFocusLostToThePageWalksOnlyTheChange(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	const dialog = `<div role="dialog" aria-label="Notice"><p>Saved</p><button id="mutate">Close</button></div>`
+	const script = `<script>window.done = []; document.getElementById('mutate').onclick = e => { done.push('close'); e.target.remove(); };</script>`
+	pages := map[string]string{
+		"/root": `<!doctype html><title>One root</title><div id="app"><h1>Inbox</h1>` + filler + dialog + `</div>` + script,
+		"/body": `<!doctype html><title>Body</title><h1>Inbox</h1>` + filler + dialog + script,
+	}
+	url := serveHTML(t, pages)
+	for path := range pages {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			onPage(t, s, url+path, func(ctx context.Context, tab *page.Tab) {
+				// Focus on the button first, and a snapshot that shows it.
+				if _, err := tab.Evaluate(ctx, `() => document.getElementById('mutate').focus()`); err != nil {
+					t.Fatal(err)
+				}
+				if first := aiSnapshot(ctx, t, tab); !strings.Contains(first.Text, `button "Close" [active]`) {
+					t.Fatalf("the focused button has no mark:\n%s", first.Text)
+				}
+				if !spliceRound(ctx, t, tab, &log, "a focused button taken away") {
+					t.Errorf("the page was walked whole (log: %v)", noPartReasons(log.String()))
+				}
+			})
+		})
+	}
 }
 
 // TestRulesAddedToASheetWalkParts: a style rule added to a sheet (as

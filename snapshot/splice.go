@@ -400,6 +400,39 @@ func bareTarget(l string) bool {
 	return s == ""
 }
 
+// ActiveOnTop puts the focus mark on text's first line (the body's, when
+// focus is on the body), before its ref, as Playwright renders it.
+func ActiveOnTop(text string) (string, error) {
+	first, rest, more := strings.Cut(text, "\n")
+	if strings.Contains(first, " [active]") {
+		return text, nil
+	}
+	_, ref := LineKey(first)
+	mark := " [ref=" + ref + "]"
+	// The key's mark comes after its name, which may read like one: the
+	// last that ends the key or comes before another mark.
+	i := -1
+	for to := len(first); ref != ""; {
+		j := strings.LastIndex(first[:to], mark)
+		if j < 0 {
+			break
+		}
+		if rest := first[j+len(mark):]; rest == "" || rest[0] == ':' || rest[0] == '\'' || strings.HasPrefix(rest, " [") {
+			i = j
+			break
+		}
+		to = j
+	}
+	if i < 0 {
+		return "", errors.New("splice: the top line has no ref to mark")
+	}
+	first = first[:i] + " [active]" + first[i:]
+	if !more {
+		return first, nil
+	}
+	return first + "\n" + rest, nil
+}
+
 // ActiveOff takes every focus mark off text (focus moved to an element
 // whose lines come anew).
 func ActiveOff(text string) string {

@@ -208,6 +208,27 @@ func TestLineKey(t *testing.T) {
 	}
 }
 
+// TestActiveOnTopMarksTheBodysLine: focus on the body puts the mark on the
+// top line, before its ref (not in a name that reads like one), once; a
+// top line without a ref is refused.
+func TestActiveOnTopMarksTheBodysLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"- generic [ref=e1]:\n  - button \"Go\" [ref=e2]":   "- generic [active] [ref=e1]:\n  - button \"Go\" [ref=e2]",
+		"- generic [ref=e1] [cursor=pointer]:\n  - text: x": "- generic [active] [ref=e1] [cursor=pointer]:\n  - text: x",
+		"- generic [active] [ref=e1]:\n  - text: x":         "- generic [active] [ref=e1]:\n  - text: x",
+		`- 'generic "a [ref=e1]: b" [ref=e1]'`:              `- 'generic "a [ref=e1]: b" [active] [ref=e1]'`,
+		"- generic [ref=e1]":                                "- generic [active] [ref=e1]",
+	} {
+		got, err := ActiveOnTop(in)
+		if err != nil || got != want {
+			t.Errorf("ActiveOnTop(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got, err := ActiveOnTop("- text: no ref\n- button [ref=e2]"); err == nil {
+		t.Errorf("a top line without a ref was marked: %q", got)
+	}
+}
+
 // TestAppendAddsAfterTheBodysLastChild: an element added at the end of the
 // body goes after the last lines, one level under the body's line; refused
 // when the top line is not the body's, the body's last child is text, or

@@ -100,7 +100,7 @@ func (t *Tab) toldNoPart(since int) bool {
 // found (nil when r found none, or a part does not fit the last snapshot:
 // the caller walks the whole page).
 func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
-	if r == nil || r.Parts == 0 {
+	if r == nil || (r.Parts == 0 && !r.PartBody) {
 		if r != nil && r.NoPart != "" {
 			t.c.env.Log.Debug().Int("tab", t.ID).Str("why", r.NoPart).Msg("snapshot: no part to walk")
 		}
@@ -125,14 +125,20 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		}
 		return watch.PartReplace
 	}
-	bodyRef := ""
-	if slices.Contains(r.PartKinds, watch.PartAppend) {
+	bodyRef, topIsBody := "", false
+	if slices.Contains(r.PartKinds, watch.PartAppend) || r.PartBody {
 		// Parts added at the end of the body go after the last lines:
-		// only where the one top line is the body's.
+		// only where the one top line is the body's. Focus on the body
+		// marks its line, where there is one (Playwright shows no body
+		// line where the body holds one element: no mark then).
 		first, _, _ := strings.Cut(text, "\n")
 		_, bodyRef = snapshot.LineKey(first)
-		n, err := t.count(ctx, t.handoff("isbody", bodyRef))
-		if bodyRef == "" || err != nil || n != 1 {
+		n, err := 0, error(nil)
+		if bodyRef != "" {
+			n, err = t.count(ctx, t.handoff("isbody", bodyRef))
+		}
+		topIsBody = err == nil && n == 1
+		if err != nil || (!topIsBody && slices.Contains(r.PartKinds, watch.PartAppend)) {
 			t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: the last snapshot's top is not the body; walking the page")
 			return nil
 		}
@@ -222,6 +228,13 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		}
 		prevRef, prevBefore = top, false
 		walked += len(part)
+	}
+	if r.PartBody && topIsBody {
+		var err error
+		if text, err = snapshot.ActiveOnTop(text); err != nil {
+			t.c.env.Log.Debug().Int("tab", t.ID).Err(err).Msg("snapshot: a part does not fit; walking the page")
+			return nil
+		}
 	}
 	t.c.env.Log.Debug().Int("tab", t.ID).Int("parts", r.Parts).Int("renamed", renamed).Int("inserted", inserted).Int("part_chars", walked).Int("gone", gone).Int("chars", len(text)).
 		Int64("ms", time.Since(start).Milliseconds()).Msg("snapshot: walked only the parts that changed")

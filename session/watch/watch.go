@@ -122,9 +122,13 @@ type Read struct {
 	// a second, that element); PartFocus: focus moved since that base (a
 	// part holds the element it moved to, and the focus marks outside the
 	// parts are off); NoPart: why no element was sent.
-	Parts     int    `json:"p"`
-	PartFocus bool   `json:"pf"`
-	NoPart    string `json:"pw"`
+	Parts     int  `json:"p"`
+	PartFocus bool `json:"pf"`
+	// PartBody: focus is on the body now (lost to the page): the body's
+	// line, where the last snapshot's top line is the body's, takes the
+	// focus mark. Parts may be 0 then.
+	PartBody bool   `json:"pb"`
+	NoPart   string `json:"pw"`
 	// PartKinds says, per part, how its lines go in the last snapshot
 	// (PartReplace and the rest); nil for all PartReplace.
 	PartKinds []int `json:"pk"`

@@ -380,8 +380,10 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   const link = (old, s, now, hovered, anim) => {
     for (const [e, k] of s.controls) if (old.controls.get(e) !== k) dirt(e, CONTROL | ATTR);
     if (now.focus !== old.focus) {
+      // Focus lost to the page (its body) is marked on the body's line,
+      // where there is one (partRoots).
       const fe = now.focus;
-      if (!fe || fe === document.body || fe === document.documentElement) return 'focus';
+      if (!fe || fe === document.documentElement) return 'focus';
       dirt(FOCUS, FOCUSED);
     }
     if (s.added === s.fresh.size) for (const r of s.fresh) dirt(r.host, 0);
@@ -632,14 +634,18 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     // Focus that moved into a sealed frame walked again is marked by its
     // walk.
     const into = (f & FOCUSED) ? deepFocus() : null;
-    if ((f & FOCUSED) && !(into && frames.has(into))) {
+    // Focus on the body (lost to the page: its element blurred or taken
+    // away) needs no part: the marks go off, and the body's line, where
+    // the snapshot has one, takes it (body).
+    const onBody = (f & FOCUSED) !== 0 && into === body;
+    if ((f & FOCUSED) && !onBody && !(into && frames.has(into))) {
       const F = lift(into);
       if (!F || F === body || F === document.documentElement) return 'focus';
       let P = F;
       while (P && P !== body && !stands(P) && !/^(a|button|input|textarea|select|summary)$/.test(P.localName)) P = P.parentElement;
       if (!add(P)) return 'root';
     }
-    if (!roots.length) return 'none';
+    if (!roots.length && !onBody) return 'none';
     if (roots.length > maxParts) return 'parts';
     if (document.querySelector('[aria-owns]')) return 'owns';
     const held = document.querySelectorAll('[aria-labelledby]');
@@ -679,7 +685,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!P.checkVisibility()) { kinds[i] = PART_GONE; continue; }
       if (!hasBox(P) || !P.checkVisibility({ visibilityProperty: true })) return 'hidden';
     }
-    return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null) };
+    return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null), body: onBody };
   };
   const count = (rs, tell) => {
     named = classNamed = undefined;
@@ -978,6 +984,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         });
         out.p = p.roots.length;
         out.pf = (p.f & FOCUSED) !== 0;
+        if (p.body) out.pb = true;
         if (p.kinds.some(k => k)) out.pk = p.kinds;
       }
     }
