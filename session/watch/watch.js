@@ -149,17 +149,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   };
   // classShows tells whether a sheet's rule that can change what a walk
   // shows names a class (read once per batch of records, like styled).
+  // Each sheet's own set is asked (no union: a page may toggle classes at
+  // every frame, under sheets naming thousands).
   let classNamed;
   const classShows = name => {
     if (classNamed === undefined) {
-      classNamed = new Set();
+      classNamed = [];
       all: for (const root of known) for (const sh of sheetsOf(root)) {
         const f = sheetFacts(sh, 0);
         if (!f || f.cls === null) { classNamed = null; break all; }
-        for (const x of f.cls) classNamed.add(x);
+        if (f.cls.size) classNamed.push(f.cls);
       }
     }
-    return classNamed === null || classNamed.has(name);
+    return classNamed === null || classNamed.some(c => c.has(name));
   };
   // classQuiet tells whether a class attribute's change (from old to what
   // it is now) added or removed only classes no such rule names.
