@@ -348,7 +348,7 @@ func TestWatchCountsAttributesItCannotTellUnstyled(t *testing.T) {
 		"/class-unreadable":  {head + `<link rel="stylesheet" href="` + other + `/c.css">` + box + onKeyClass, gone},
 		"/class-any":         {head + `<style>[class~="hide"] p { display: none }</style>` + box + onKeyClass, gone},
 		"/class-shown":       {head + `<style>#box::after { content: "as " attr(class) }</style>` + box + onKeyClass, func(t *testing.T, text string) { wantText(t, text, "as hide") }},
-		"/class-animation":   {head + `<style>@keyframes out { to { visibility: hidden } } .hide p { animation: out 10ms forwards }</style>` + box + onKeyClass, gone},
+		"/class-animation":   {head + `<style>@keyframes out { to { visibility: hidden } } .hide p { animation: out 1ms forwards }</style>` + box + onKeyClass, gone},
 		"/class-closed-host": {head + `<x-box id="box"><p>Box text</p></x-box><script>customElements.define('x-box', class extends HTMLElement { constructor() { super(); this.attachShadow({mode: 'closed'}).innerHTML = '<style>:host(.hide) { display: none }</style><slot></slot>'; } })</script>` + onKeyClass, gone},
 	}
 	srv := serveHTML(t, func() map[string]string {
@@ -365,9 +365,9 @@ func TestWatchCountsAttributesItCannotTellUnstyled(t *testing.T) {
 				first := aiSnapshot(ctx, t, tab)
 				wantText(t, first.Text, "Box text")
 				act(ctx, t, tab, tab.PressKey("h"))
-				// The animation ends (10 ms) before the snapshot: its end
+				// The animation ends (1 ms) well before the snapshot: its end
 				// changes no node, so only the class can tell.
-				time.Sleep(200 * time.Millisecond)
+				time.Sleep(300 * time.Millisecond)
 				after := aiSnapshot(ctx, t, tab)
 				if after == first {
 					t.Fatal("the change was served the old snapshot")
