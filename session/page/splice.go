@@ -133,11 +133,12 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		// line where the body holds one element: no mark then).
 		first, _, _ := strings.Cut(text, "\n")
 		_, bodyRef = snapshot.LineKey(first)
-		n, err := 0, error(nil)
+		var err error
 		if bodyRef != "" {
+			var n int
 			n, err = t.count(ctx, t.handoff("isbody", bodyRef))
+			topIsBody = err == nil && n == 1
 		}
-		topIsBody = err == nil && n == 1
 		if err != nil || (!topIsBody && slices.Contains(r.PartKinds, watch.PartAppend)) {
 			t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: the last snapshot's top is not the body; walking the page")
 			return nil
