@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -86,7 +88,9 @@ $('mutate').onclick = () => {
 // page, a toast added to the body and taken away, a dialog added to it, a
 // web component added (its shadow root attached as it is made), one whose
 // definition comes late (its element upgraded in place: no record of it),
-// a router's new URL (pushState) with the counter it renders;
+// a router's new URL (pushState) with the counter it renders, a line
+// added beside an ad's frame (ADSRC: the frame's URL, another site's
+// where a test gives one);
 // its Mutate button sits in the body.
 const spliceHostilePage = `<!doctype html><title>Hostile</title>
 <style>.card { cursor: pointer } #cardp { cursor: default } li.on + li::before { content: "> " } HAS</style>
@@ -104,6 +108,7 @@ const spliceHostilePage = `<!doctype html><title>Hostile</title>
 <p id="hid" hidden>Now visible</p>
 <div id="keyed"><ul id="kl"><li>K1 <button>Edit</button></li><li>K2 <button>Edit</button></li><li>K3 <button>Edit</button></li></ul></div>
 <section aria-label="Cards"><h3>Cards</h3><div id="xs"></div></section>
+<section aria-label="Advert"><h3>Advert</h3><div id="adslot"><iframe src="ADSRC" title="Ad frame" width="200" height="60"></iframe></div></section>
 <section aria-label="Late"><x-late id="xl"><span>Late light</span></x-late></section>
 <input id="field" placeholder="Type">
 </main>
@@ -146,6 +151,7 @@ const ops = [
     this.attachShadow({mode: 'open'}).innerHTML = '<style>:host { display: block } ::slotted(span) { font-weight: bold }</style><p>Late inner</p><slot></slot>'; } });
     else $('xl').shadowRoot.querySelector('p').textContent = 'Late ' + words[rnd(6)]; },
   () => { history.pushState({}, '', '?view=' + words[rnd(6)] + '#v' + rnd(9)); $('badge').textContent = String(rnd(99)); },
+  () => { const p = document.createElement('p'); p.textContent = 'Sponsored by ' + words[rnd(6)]; $('adslot').append(p); },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -206,7 +212,8 @@ func TestASplicedSnapshotEqualsAWholeWalk(t *testing.T) {
 // the banner's counter and heading, a toast and a dialog added at the end
 // of the body, a change in that dialog, a web component added, one
 // upgraded in place when its definition came, a new URL with a counter
-// changed) walk only parts; all equal a whole walk. The page's sheet
+// changed, a line added beside another site's ad frame, whose part holds
+// the frame) walk only parts; all equal a whole walk. The page's sheet
 // has :has(), :empty, validity and :focus rules that only colour, outline
 // or space (no walk shows them): they refuse no part.
 func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
@@ -214,10 +221,14 @@ func TestPartsAreWalkedOnlyWhereTheyHold(t *testing.T) {
 	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
 	const harmless = `#hasbox:has(input:checked) { outline: 1px solid; background-color: #eee } main:has(#hid:not([hidden])) h1 { color: red }
 p:empty { border-color: red; margin: 2px } input:invalid { background: pink } #field:focus { outline-color: blue; box-shadow: 0 0 2px }`
-	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(strings.Replace(spliceHostilePage, "SEED", "3", 1), "HAS", harmless, 1), "</main>", filler+"</main>", 1)})
+	// The ad frame comes from localhost, the page from 127.0.0.1: another
+	// site, in a renderer of its own.
+	ad := strings.Replace(serveHTML(t, map[string]string{"/ad": `<!doctype html><p>Buy now</p><a href="/x">Offer</a>`}), "127.0.0.1", "localhost", 1) + "/ad"
+	hostile := strings.NewReplacer("SEED", "3", "HAS", harmless, "ADSRC", ad, "</main>", filler+"</main>").Replace(spliceHostilePage)
+	url := serveHTML(t, map[string]string{"/": hostile})
 	whole := map[int]bool{3: true, 4: true, 5: true, 15: true, 23: true}
 	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
-		for op := range 27 {
+		for op := range 28 {
 			if _, err := tab.Evaluate(ctx, `(op) => { window.only = op; }`, op); err != nil {
 				t.Fatal(err)
 			}
@@ -313,6 +324,37 @@ func TestFocusLostToThePageWalksOnlyTheChange(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAPartBesideAFrameThatNeverLoadedWalksThePage: a part that holds a
+// frame is walked with the frame's document, which a frame whose server
+// never answered does not have (an ad slot filled after the page's load
+// from a server that hangs): the page is walked instead (its walk gives such
+// frames a short budget), and the snapshot equals a whole walk.
+func TestAPartBesideAFrameThatNeverLoadedWalksThePage(t *testing.T) {
+	// Made first, so it is closed last, after the session: its one
+	// request is then gone with the browser's connection.
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(func() { hang.CloseClientConnections(); hang.Close() })
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	src := strings.Replace(hang.URL, "127.0.0.1", "localhost", 1) + "/ad"
+	url := serveHTML(t, map[string]string{"/": `<!doctype html><title>Hung ad</title><h1>News</h1>` + filler +
+		`<section aria-label="Advert"><h3>Advert</h3><div id="adslot"></div></section>
+<button id="mutate">Mutate</button>
+<script>window.done = []; let n = 0; document.getElementById('mutate').onclick = () => {
+  const slot = document.getElementById('adslot');
+  if (n++ === 0) { done.push('frame'); const f = document.createElement('iframe'); f.src = '` + src + `'; f.title = 'Ad frame'; slot.append(f); return; }
+  done.push('line'); const p = document.createElement('p'); p.textContent = 'Sponsored ' + n; slot.append(p); };</script>`})
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		aiSnapshot(ctx, t, tab)
+		// The frame first (its empty first document is a new one: the
+		// page is walked), then a line beside it, in the part that holds it.
+		spliceRound(ctx, t, tab, &log, "an ad frame that never loads")
+		if spliceRound(ctx, t, tab, &log, "a line beside an ad frame that never loaded") {
+			t.Errorf("a part holding a frame that never loaded was walked alone")
+		}
+	})
 }
 
 // TestRulesAddedToASheetWalkParts: a style rule added to a sheet (as

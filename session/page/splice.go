@@ -69,8 +69,10 @@ const partMinChars = 1500
 // values true, not too small to gain from it; nil otherwise. Frames
 // themselves do not stop it: the watch reads same-origin frames' documents
 // (a change in one, or a new document, is no part), sends each frame it
-// cannot read as a part of its own to walk again, and no other part holds
-// a frame (watch.js).
+// cannot read as a part of its own to walk again, and a part that holds a
+// frame is walked with the frame's document (watch.js), which is why no
+// part is asked for while a frame's document has not arrived or a frame
+// is busy (and splice checks again where a part holds one).
 func (t *Tab) partAsk() *watch.Part {
 	if partWalksOff || t.framesNotLoaded() > 0 || t.framesBusy() > 0 {
 		// A frame whose document has not arrived (or that does not
@@ -111,6 +113,13 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 	ok := last != nil && r.doc == t.docNav && last.doc == t.docNav && !t.snapMarksOff
 	t.mu.Unlock()
 	if !ok {
+		return nil
+	}
+	if r.PartFrames && (t.framesNotLoaded() > 0 || t.framesBusy() > 0) {
+		// A frame added since partAsk looked, held by a part: the part's
+		// walk would wait for it within its own budget; the page's walk
+		// gives it the short frame budget.
+		t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: a part holds a frame, and a frame is not loaded or busy; walking the page")
 		return nil
 	}
 	start := time.Now()

@@ -127,8 +127,13 @@ type Read struct {
 	// PartBody: focus is on the body now (lost to the page): the body's
 	// line, where the last snapshot's top line is the body's, takes the
 	// focus mark. Parts may be 0 then.
-	PartBody bool   `json:"pb"`
-	NoPart   string `json:"pw"`
+	PartBody bool `json:"pb"`
+	// PartFrames: a part holds an iframe (not a sealed frame walked as a
+	// part of its own): its walk walks the frame's document too, so the
+	// server walks the page instead while a frame's document has not
+	// arrived or a frame is busy.
+	PartFrames bool   `json:"pfr"`
+	NoPart     string `json:"pw"`
 	// PartKinds says, per part, how its lines go in the last snapshot
 	// (PartReplace and the rest); nil for all PartReplace.
 	PartKinds []int `json:"pk"`

@@ -660,9 +660,15 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       }
       return false;
     };
+    // A part may hold an iframe: Playwright's walk of the part walks its
+    // document as a walk of the page does (refs prefixed alike); the server
+    // walks the page instead while a frame's document has not arrived or a
+    // frame is busy (Read.PartFrames). A frameset's frames are not parts.
+    let heldFrames = false;
     for (const P of roots) {
       for (let a = P; a; a = a.parentElement) if (a.assignedSlot) return 'slot';
-      if (!frames.has(P) && (P.localName === 'iframe' || P.localName === 'frame' || P.querySelector('iframe,frame'))) return 'frame';
+      if (P.localName === 'frame' || P.querySelector('frame')) return 'frame';
+      if (!frames.has(P) && (P.localName === 'iframe' || P.querySelector('iframe'))) heldFrames = true;
       for (const e of held) {
         if (P.contains(e)) continue;
         for (const x of e.getAttribute('aria-labelledby').split(/\s+/)) {
@@ -687,7 +693,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!P.checkVisibility()) { kinds[i] = PART_GONE; continue; }
       if (!hasBox(P) || !P.checkVisibility({ visibilityProperty: true })) return 'hidden';
     }
-    return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null), body: onBody };
+    return { roots, f, kinds, anchors: roots.map(P => inserted.has(P) ? inserted.get(P)[0] : null), body: onBody, frames: heldFrames };
   };
   const count = (rs, tell) => {
     named = classNamed = undefined;
@@ -989,6 +995,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         out.p = p.roots.length;
         out.pf = (p.f & FOCUSED) !== 0;
         if (p.body) out.pb = true;
+        if (p.frames) out.pfr = true;
         if (p.kinds.some(k => k)) out.pk = p.kinds;
       }
     }
