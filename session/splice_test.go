@@ -70,6 +70,8 @@ const ops = [
   () => { const s = $('emo').sheet; s.insertRule('#steps li.tip { font-style: italic; visibility: ' + (rnd(2) ? 'hidden' : 'visible') + ' }', s.cssRules.length); },
   () => { const s = $('emo').sheet; s.insertRule('#count { color: red }', 0); },
   () => { const s = $('emo').sheet; if (s.cssRules.length) s.deleteRule(0); $('status').textContent = 'Step ' + rnd(50); },
+  () => { for (const td of $('tbl').querySelectorAll('td')) td.textContent = String(rnd(100)); },
+  () => { for (const li of $('steps').children) li.textContent = words[rnd(6)] + ' step'; },
 ];
 window.done = [];
 $('mutate').onclick = () => {
@@ -286,6 +288,41 @@ func TestARenamedOrInsertedElementIsItsOwnPart(t *testing.T) {
 			// A row is two cells; the table's section is several rows.
 			if n, _ := strconv.Atoi(m[4]); n > w.chars {
 				t.Errorf("%s: the parts walked were %d characters, more than the elements", what, n)
+			}
+		}
+	})
+}
+
+// TestManyChangesInOnePlaceWalkOnePart: more changes than parts are walked
+// one by one (every price of a table rewritten, every step of a list
+// renamed) walk the element that holds them all, not the page. Each equals
+// a whole walk.
+func TestManyChangesInOnePlaceWalkOnePart(t *testing.T) {
+	var log mcptest.SyncBuffer
+	s := startSessionWith(t, mcptest.SharedBrowser(t), &log)
+	url := serveHTML(t, map[string]string{"/": strings.Replace(strings.Replace(splicePage, "SEED", "11", 1), "</main>", filler+"</main>", 1)})
+	walked := regexp.MustCompile(`"parts":(\d+),[^\n]*walked only the parts that changed`)
+	onPage(t, s, url+"/", func(ctx context.Context, tab *page.Tab) {
+		// Enough rows and items first (an evaluate: the next snapshot is a
+		// whole walk, the base of the round).
+		for _, c := range []struct {
+			op         int
+			what, prep string
+		}{
+			{22, "every cell of a table rewritten", `while (document.getElementById('tbl').rows.length < 8) { const r = document.getElementById('tbl').insertRow(); r.innerHTML = '<td>Plum</td><td>3</td>'; }`},
+			{23, "every item of a list renamed", `while (document.getElementById('steps').children.length < 7) { const li = document.createElement('li'); li.textContent = 'More'; document.getElementById('steps').append(li); }`},
+		} {
+			if _, err := tab.Evaluate(ctx, `(op) => { `+c.prep+` window.only = op; document.getElementById('mutate').focus(); }`, c.op); err != nil {
+				t.Fatal(err)
+			}
+			aiSnapshot(ctx, t, tab)
+			from := len(log.String())
+			if !spliceRound(ctx, t, tab, &log, c.what) {
+				t.Errorf("%s: the page was walked whole (log: %v)", c.what, noPartReasons(log.String()))
+				continue
+			}
+			if m := walked.FindStringSubmatch(log.String()[from:]); m == nil || m[1] != "1" {
+				t.Errorf("%s: walked as parts %v, want one", c.what, m)
 			}
 		}
 	})

@@ -558,7 +558,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // focus moved to (its focus mark); those another holds are left out.
   // Refused where something outside a part would show what changed in it
   // (a name taken by reference or by a label's for, an owner, a slot), in a
-  // frame, at the page's root, or past maxParts parts. (A pointer cursor
+  // frame, at the page's root, or past maxParts parts that nothing short
+  // of the body holds together. (A pointer cursor
   // an ancestor's line shows takes the marks off the part's lines: the
   // splice knows it from the last snapshot, snapshot.fitCursor.)
   const maxParts = 4;
@@ -648,7 +649,19 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       if (!add(P)) return 'root';
     }
     if (!roots.length && !onBody) return 'none';
-    if (roots.length > maxParts) return 'parts';
+    if (roots.length > maxParts) {
+      // Many parts in one place (a table's cells, a list's items, boxes
+      // ticked together): the element that holds them all, up to one that
+      // stands on its own (rootFor), is one part, if not the body. Not
+      // with parts that go beside others' lines (added ones, frames).
+      if (tail.size || inserted.size || frames.size) return 'parts';
+      let L = roots[0];
+      for (const P of roots) if (!(L = lca(L, P))) return 'parts';
+      const [R, k] = rootFor(L, tail);
+      if (!add(R) || roots.length !== 1) return 'parts';
+      renamed.clear();
+      if (k === PART_RENAMED) renamed.add(R);
+    }
     if (document.querySelector('[aria-owns]')) return 'owns';
     const held = document.querySelectorAll('[aria-labelledby]');
     // Whether what x shows may have changed: it holds a change or is in one
