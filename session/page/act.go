@@ -153,7 +153,7 @@ func (t *Tab) Settle(ctx context.Context, navBefore, seq int) {
 			t.pollUntil(ctx, routedLag, func() bool { return t.startedSince(seq) || t.DocSeq() > navBefore })
 		}
 	}
-	if newDoc || t.DocSeq() > navBefore {
+	if t.DocSeq() > navBefore { // newDoc, or one that came during the round trip
 		t.pollUntil(ctx, loadMax, t.DOMReady)
 		t.waitLoaded(ctx)
 		return

@@ -182,9 +182,6 @@ func (t *Tab) sealedStand(ctx context.Context, r *watch.Read, fr *frameReads) {
 	stand := r.Base != 0 && r.Foreign == r.Sealed && len(fr.reads) == r.Sealed && t.framesSameLocked(fr)
 	for f, fread := range fr.reads {
 		if fread.NewBase != 0 {
-			if t.frameMarks == nil {
-				t.frameMarks = map[playwright.Frame]int{}
-			}
 			t.frameMarks[f] = fread.NewBase
 		}
 	}
@@ -310,9 +307,6 @@ func (t *Tab) frameWatchOf(ctx context.Context, f playwright.Frame) (*frameWatch
 		opening := t.frameOpening[f]
 		if fw == nil && !inProc && opening == nil && !waited {
 			opening = make(chan struct{})
-			if t.frameOpening == nil {
-				t.frameOpening = map[playwright.Frame]chan struct{}{}
-			}
 			t.frameOpening[f] = opening
 			t.c.Go(func() {
 				err := t.openFrameWatch(f, url)
@@ -352,9 +346,6 @@ func (t *Tab) openFrameWatch(f playwright.Frame, url string) error {
 		// Playwright: "This frame does not have a separate CDP session".
 		if strings.Contains(err.Error(), "separate CDP session") {
 			t.mu.Lock()
-			if t.frameInProc == nil {
-				t.frameInProc = map[playwright.Frame]string{}
-			}
 			t.frameInProc[f] = url
 			t.mu.Unlock()
 			return nil
@@ -362,20 +353,21 @@ func (t *Tab) openFrameWatch(f playwright.Frame, url string) error {
 		return err
 	}
 	res, err := sendCDP(ctx, s, 0, "Target.getTargetInfo", nil)
+	if err != nil {
+		t.detachLater(s)
+		return fmt.Errorf("a frame's target: %w", err)
+	}
 	info, _ := res.(map[string]any)["targetInfo"].(map[string]any)
 	id, _ := info["targetId"].(string)
-	if err != nil || id == "" {
-		t.c.Go(func() { _ = s.Detach() })
-		return fmt.Errorf("a frame's target: %v", err)
+	if id == "" {
+		t.detachLater(s)
+		return fmt.Errorf("a frame's target: no id in %v", res)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.frameWatches[f] != nil || f.IsDetached() {
-		t.c.Go(func() { _ = s.Detach() })
+		t.detachLater(s)
 		return nil
-	}
-	if t.frameWatches == nil {
-		t.frameWatches = map[playwright.Frame]*frameWatch{}
 	}
 	t.frameWatches[f] = &frameWatch{s: s, frame: id}
 	return nil
@@ -390,7 +382,7 @@ func (t *Tab) dropFrameWatch(f playwright.Frame, fw *frameWatch) {
 		delete(t.frameMarks, f)
 	}
 	t.mu.Unlock()
-	t.c.Go(func() { _ = fw.s.Detach() })
+	t.detachLater(fw.s)
 }
 
 // frameGoneLocked forgets what the tab keeps of child frame f, which went.
@@ -399,6 +391,12 @@ func (t *Tab) frameGoneLocked(f playwright.Frame) {
 	delete(t.frameMarks, f)
 	if fw := t.frameWatches[f]; fw != nil {
 		delete(t.frameWatches, f)
-		t.c.Go(func() { _ = fw.s.Detach() })
+		t.detachLater(fw.s)
 	}
+}
+
+// detachLater detaches CDP session s in the background: the tab's lock
+// may be held, and nothing waits for the browser's answer.
+func (t *Tab) detachLater(s playwright.CDPSession) {
+	t.c.Go(func() { _ = s.Detach() })
 }

@@ -605,7 +605,7 @@ func (t *Tab) cdpSession(ctx context.Context) (playwright.CDPSession, error) {
 	defer t.mu.Unlock()
 	if t.cdpSess != nil {
 		// Another call opened one meanwhile; keep the first.
-		t.c.Go(func() { _ = s.Detach() })
+		t.detachLater(s)
 		return t.cdpSess, nil
 	}
 	t.cdpSess = s

@@ -236,10 +236,17 @@ type frameGaps struct {
 	busy      int // they did not answer (framesBusy)
 }
 
+// frameGaps counts the tab's child frames a walk may show without content
+// now: a walk gives them the short frame budget, and no part walk (which
+// would wait for them within its own) is asked for.
+func (t *Tab) frameGaps() frameGaps {
+	return frameGaps{notLoaded: t.framesNotLoaded(), busy: t.framesBusy()}
+}
+
 // walk takes Playwright's AI snapshot of the page (bounded as AISnapshot
 // says): its text, and the child frames it may show without content.
 func (t *Tab) walk(ctx context.Context, o SnapshotOptions, missed bool) (string, frameGaps, error) {
-	pending := frameGaps{notLoaded: t.framesNotLoaded(), busy: t.framesBusy()}
+	pending := t.frameGaps()
 	budget, limit := snapshotTimeout, snapshotTimeout
 	switch {
 	case missed:

@@ -74,7 +74,7 @@ const partMinChars = 1500
 // part is asked for while a frame's document has not arrived or a frame
 // is busy (and splice checks again where a part holds one).
 func (t *Tab) partAsk() *watch.Part {
-	if partWalksOff || t.framesNotLoaded() > 0 || t.framesBusy() > 0 {
+	if partWalksOff || t.frameGaps() != (frameGaps{}) {
 		// A frame whose document has not arrived (or that does not
 		// answer) shows without content in a whole walk, whatever the
 		// last snapshot showed of it.
@@ -115,7 +115,7 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 	if !ok {
 		return nil
 	}
-	if r.PartFrames && (t.framesNotLoaded() > 0 || t.framesBusy() > 0) {
+	if r.PartFrames && t.frameGaps() != (frameGaps{}) {
 		// A frame added since partAsk looked, held by a part: the part's
 		// walk would wait for it within its own budget; the page's walk
 		// gives it the short frame budget.
@@ -135,7 +135,8 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 		return watch.PartReplace
 	}
 	bodyRef, topIsBody := "", false
-	if slices.Contains(r.PartKinds, watch.PartAppend) || r.PartBody {
+	appended := slices.Contains(r.PartKinds, watch.PartAppend)
+	if appended || r.PartBody {
 		// Parts added at the end of the body go after the last lines:
 		// only where the one top line is the body's. Focus on the body
 		// marks its line, where there is one (Playwright shows no body
@@ -148,7 +149,7 @@ func (t *Tab) splice(ctx context.Context, r *watchRead) *Snapshot {
 			n, err = t.count(ctx, t.handoff("isbody", bodyRef))
 			topIsBody = err == nil && n == 1
 		}
-		if err != nil || (!topIsBody && slices.Contains(r.PartKinds, watch.PartAppend)) {
+		if err != nil || (appended && !topIsBody) {
 			t.c.env.Log.Debug().Int("tab", t.ID).Msg("snapshot: the last snapshot's top is not the body; walking the page")
 			return nil
 		}

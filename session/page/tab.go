@@ -192,7 +192,10 @@ func Cut(s string) string {
 
 // newTab makes the tab of p, not yet wired to its events (wire).
 func newTab(c *Context, p playwright.Page, id int) *Tab {
-	return &Tab{p: p, ID: id, c: c, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{}, wired: make(chan struct{}), crashCh: make(chan struct{})}
+	return &Tab{p: p, ID: id, c: c, inflight: map[playwright.Request]int{}, frameDOM: map[playwright.Frame]bool{},
+		frameWatches: map[playwright.Frame]*frameWatch{}, frameInProc: map[playwright.Frame]string{},
+		frameOpening: map[playwright.Frame]chan struct{}{}, frameMarks: map[playwright.Frame]int{},
+		wired: make(chan struct{}), crashCh: make(chan struct{})}
 }
 
 // wire subscribes the tab to its page's events, one concern at a time,

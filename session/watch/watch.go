@@ -122,8 +122,9 @@ type Read struct {
 	// a second, that element); PartFocus: focus moved since that base (a
 	// part holds the element it moved to, and the focus marks outside the
 	// parts are off); NoPart: why no element was sent.
-	Parts     int  `json:"p"`
-	PartFocus bool `json:"pf"`
+	Parts     int    `json:"p"`
+	PartFocus bool   `json:"pf"`
+	NoPart    string `json:"pw"`
 	// PartBody: focus is on the body now (lost to the page): the body's
 	// line, where the last snapshot's top line is the body's, takes the
 	// focus mark. Parts may be 0 then.
@@ -132,8 +133,7 @@ type Read struct {
 	// part of its own): its walk walks the frame's document too, so the
 	// server walks the page instead while a frame's document has not
 	// arrived or a frame is busy.
-	PartFrames bool   `json:"pfr"`
-	NoPart     string `json:"pw"`
+	PartFrames bool `json:"pfr"`
 	// PartKinds says, per part, how its lines go in the last snapshot
 	// (PartReplace and the rest); nil for all PartReplace.
 	PartKinds []int `json:"pk"`
