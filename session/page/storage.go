@@ -2,9 +2,12 @@ package page
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -129,8 +132,9 @@ func (c *Context) StorageState(ctx context.Context) (StorageState, error) {
 
 // SetStorageState replaces the generation's cookies and localStorage with
 // state (Playwright's storage state JSON): the earlier ones are cleared.
+// It returns once the open tabs see the restored localStorage.
 func (c *Context) SetStorageState(ctx context.Context, state []byte) error {
-	return run(ctx, c, "restore storage state", stopOn{}, func() error {
+	err := run(ctx, c, "restore storage state", stopOn{}, func() error {
 		// Playwright takes a state only from a file: a private one holding
 		// exactly the bytes the caller checked.
 		dir, err := c.env.TempDir("state-")
@@ -144,6 +148,77 @@ func (c *Context) SetStorageState(ctx context.Context, state []byte) error {
 		}
 		return c.bctx.SetStorageState(p)
 	})
+	if err != nil {
+		return err
+	}
+	c.awaitStorage(ctx, state)
+	return nil
+}
+
+// storageSeenWithin bounds how long SetStorageState waits for one open tab
+// to see the restored localStorage.
+const storageSeenWithin = 2 * time.Second
+
+// awaitStorage waits until every open tab on a web origin sees that
+// origin's localStorage as state has it (none when state has no entry: the
+// restore cleared it). Playwright restores the storage from a page of its
+// own; Chromium tells the other pages of the origin asynchronously, so a
+// tab read at once may still show the storage from before, or only the
+// clear. A tab that does not catch up within storageSeenWithin, or cannot
+// be read, is left as it is: the storage itself is restored.
+func (c *Context) awaitStorage(ctx context.Context, state []byte) {
+	var st struct {
+		Origins []struct {
+			Origin       string `json:"origin"`
+			LocalStorage []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"localStorage"`
+		} `json:"origins"`
+	}
+	if json.Unmarshal(state, &st) != nil {
+		return
+	}
+	want := map[string]map[string]string{}
+	for _, o := range st.Origins {
+		m := map[string]string{}
+		for _, kv := range o.LocalStorage {
+			m[kv.Name] = kv.Value
+		}
+		want[o.Origin] = m
+	}
+	for _, t := range c.Tabs() {
+		u, err := url.Parse(t.URL())
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			continue
+		}
+		exp := want[u.Scheme+"://"+u.Host]
+		deadline := time.Now().Add(storageSeenWithin)
+		for {
+			items, err := t.StorageItems(ctx, LocalStorage)
+			if err != nil || sameItems(items, exp) || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// sameItems reports whether items hold exactly the pairs of want.
+func sameItems(items []StorageItem, want map[string]string) bool {
+	if len(items) != len(want) {
+		return false
+	}
+	for _, it := range items {
+		if v, ok := want[it.Key]; !ok || v != it.Value {
+			return false
+		}
+	}
+	return true
 }
 
 // StorageArea is a page's Web Storage.
