@@ -411,6 +411,60 @@ addEventListener('keydown', () => sheet.replaceSync('.menu2:hover .sub2 { displa
 	})
 }
 
+// TestWatchSeesAnimationsThatMakeNoMutation: an animation changes what a
+// snapshot shows with no mutation record. A toast's CSS animation that hides
+// it is running at the first snapshot and ends later; a script's
+// el.animate() starts and ends between two reads; a cancel() undoes a
+// finished one. Each is seen; a page whose animations have all ended is
+// served again.
+func TestWatchSeesAnimationsThatMakeNoMutation(t *testing.T) {
+	testtier.BrowserTier(t)
+	srv := serveHTML(t, map[string]string{"/": `<!doctype html><title>Animations</title><link rel="icon" href="data:,">
+<style>@keyframes out { to { visibility: hidden } } #toast { animation: out 4s forwards }</style>
+<p id=toast>Saving draft</p>
+<p id=note>Note stays</p>
+<button id=fade>Fade</button> <button id=back>Back</button>
+<script>
+const note = document.getElementById('note');
+document.getElementById('fade').onclick = () => setTimeout(() =>
+  note.animate([{ visibility: 'visible' }, { visibility: 'hidden' }], { duration: 1, fill: 'forwards' }), 300);
+document.getElementById('back').onclick = () => setTimeout(() => note.getAnimations().forEach(a => a.cancel()), 300);
+</script>`})
+	onPage(t, newContextSession(t), srv+"/", func(ctx context.Context, tab *page.Tab) {
+		if first := aiSnapshot(ctx, t, tab); !strings.Contains(first.Text, "Saving draft") {
+			t.Fatalf("the toast was gone before the first snapshot (a machine slower than its 4 s animation):\n%s", first.Text)
+		}
+		// until takes snapshots until one does (or does not) hold text.
+		until := func(what string, holds bool) *page.Snapshot {
+			t.Helper()
+			var snap *page.Snapshot
+			testtier.EventuallyState(t, 10*time.Second, what, func() (bool, string) {
+				snap = aiSnapshot(ctx, t, tab)
+				return strings.Contains(snap.Text, what) == holds, "\n" + snap.Text
+			})
+			return snap
+		}
+		until("Saving draft", false)
+		// (That walk's base may have been read in the animation's last
+		// moment: the next read walks again. The one after is served.)
+		settled := aiSnapshot(ctx, t, tab)
+		if again := aiSnapshot(ctx, t, tab); again != settled {
+			t.Errorf("a page whose animation had ended was snapshotted again")
+		}
+		click := func(sel string) {
+			el, err := tab.Locate(ctx, sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			act(ctx, t, tab, el.Click(page.ClickOptions{}))
+		}
+		click("#fade")
+		until("Note stays", false)
+		click("#back")
+		until("Note stays", true)
+	})
+}
+
 // serveHTML serves each path's text (CSS for a .css path) for the test's
 // life and returns the server's URL.
 func serveHTML(t *testing.T, pages map[string]string) string {

@@ -734,7 +734,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     told = true;
     toldFrom = base.id;
     const sc = scan(), now = state(sc);
-    const brk = link(base, sc, now, hoverShows(base, sc, now), animating(sc.roots));
+    const brk = link(base, sc, now, hoverShows(base, sc, now), animShows(base, now));
     const p = partRoots(toldFrom, brk);
     toldNoPart = typeof p === 'string' ? p : '';
     base = Object.assign(now, { id: ++id });
@@ -870,20 +870,40 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     return [];
   };
   const animKeys = ['display', 'visibility', 'content', 'contentVisibility', 'cursor'];
-  const animating = roots => {
+  // animsOf finds the animations of roots that can change what a walk
+  // shows (a transition of such a property, keyframes that set one): run,
+  // whether one is running (or about to), and live, those in effect,
+  // running or not (a finished one that fills forwards holds its last
+  // keyframe). None of them is a mutation: el.animate() starting and
+  // ending between two reads, or a running one ending, changes the page
+  // with no record (animShows).
+  const animsOf = roots => {
+    const live = new Set();
+    let run = false;
     for (const root of roots) {
       if (!root.getAnimations) continue;
       for (const an of root.getAnimations()) {
-        if (an.playState !== 'running' && !an.pending) continue;
-        if (typeof an.transitionProperty === 'string') {
-          if (shown.includes(an.transitionProperty)) return true;
-          continue;
+        let shows = false;
+        if (typeof an.transitionProperty === 'string') shows = shown.includes(an.transitionProperty);
+        else {
+          let kf = null;
+          try { kf = an.effect && an.effect.getKeyframes(); } catch (_) { shows = true; }
+          if (kf) for (const k of kf) for (const p of animKeys) if (p in k) shows = true;
         }
-        let kf = null;
-        try { kf = an.effect && an.effect.getKeyframes(); } catch (_) { return true; }
-        if (kf) for (const k of kf) for (const p of animKeys) if (p in k) return true;
+        if (!shows) continue;
+        live.add(an);
+        if (an.playState === 'running' || an.pending) run = true;
       }
     }
+    return { run, live };
+  };
+  // animShows tells whether animations can have changed what a walk shows
+  // between base old and the state now: one runs now, or ran at the base
+  // (its snapshot showed a moment of it), or those in effect differ (one
+  // started and ended since, or one the base held was cancelled).
+  const animShows = (old, now) => {
+    if (now.animRun || old.animRun || now.anims.size !== old.anims.size) return true;
+    for (const an of now.anims) if (!old.anims.has(an)) return true;
     return false;
   };
   // sheetEnds counts the sheets and rules of roots, and keeps each sheet's
@@ -951,8 +971,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // a page of large style sheets (12,000 rules: 70-110 ms, making their
   // wrappers in this world), which a page that is only read never needs.
   const state = s => {
-    const hover = hoverChain(), se = sheetEnds(s.roots);
-    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(hoverSelsOf(s.roots)) : undefined, rules: se.c, ends: se.ends, href: location.href };
+    const hover = hoverChain(), se = sheetEnds(s.roots), am = animsOf(s.roots);
+    return { n, controls: s.controls, focus: deepFocus(), hover, shows: hover.length ? hoverMatches(hoverSelsOf(s.roots)) : undefined, rules: se.c, ends: se.ends, href: location.href, anims: am.live, animRun: am.run };
   };
   // hoverShows tells whether what :hover rules show differs between base
   // old and the state now (of scan s), which it completes.
@@ -994,7 +1014,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       out.r = rules !== base.rules || s.added > 0 || rulesEdited(base, now);
       out.u = urlShows(base.href, href);
     }
-    out.a = animating(s.roots);
+    out.a = base ? animShows(base, now) : now.animRun;
     const brk = base ? link(base, s, now, out.h, out.a) : 'no base';
     if (part) {
       const p = partRoots(part.since, brk, part.st || 0);
