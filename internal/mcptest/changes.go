@@ -22,7 +22,7 @@ const changesPage = `<!doctype html><title>Changes</title><link rel="icon" href=
 #panel[data-shut] p { display: none }
 .is-loaded { color: #111 }
 #panel.faded p { opacity: .5; transition: opacity .2s }
-#cpanel.shut p { display: none }
+#cpanel.lg\:shut p { display: none }
 #moved { display: none }
 #moved:target { display: block }
 </style>
@@ -76,7 +76,7 @@ function swapSheet() {
 <button id="noise" onclick="noise()">Noise</button>
 <button id="styled" onclick="document.getElementById('panel').dataset.shut = '1'">Styled data</button>
 <button id="hostdata" onclick="document.getElementById('host2').dataset.dim = '1'">Host data</button>
-<button id="classed" onclick="document.getElementById('cpanel').classList.add('shut')">Styled class</button>
+<button id="classed" onclick="document.getElementById('cpanel').classList.add('lg:shut')">Styled class</button>
 <div id="panel"><p>Panel text</p></div>
 <div id="cpanel"><p>Class panel text</p></div>
 <div id="host2"></div>
@@ -104,7 +104,7 @@ const crossFrame = `<!doctype html><p>cross-site frame</p>
 // head, data-* attributes no style sheet names, a comment, classes no rule
 // names or whose rules only colour or fade), #styled (a data-* attribute a
 // rule hides "Panel text" by), #classed (a class a rule hides "Class panel
-// text" by), #hostdata (one a shadow
+// text" by, its name escaped in the rule: lg\:shut), #hostdata (one a shadow
 // root's :host rule hides "dimmable text" by), #swap (an unstyled data-*
 // attribute, then 50 ms later an adopted sheet's one rule replaced by one
 // that hides "Second panel text" by a data-* attribute it then sets),
