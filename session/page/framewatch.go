@@ -123,7 +123,9 @@ func (t *Tab) probeBusyFrame(f playwright.Frame) bool {
 		t.c.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), frameProbeTimeout)
 			defer cancel()
-			_, _ = t.readFrame(ctx, f, false, false)
+			if _, err := t.readFrame(ctx, f, false, false); err != nil {
+				t.c.env.Log.Debug().Err(err).Int("tab", t.ID).Msg("watch: a busy frame's probe was not answered")
+			}
 			t.mu.Lock()
 			fw.probing = false
 			t.mu.Unlock()
