@@ -877,22 +877,33 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // keyframe). None of them is a mutation: el.animate() starting and
   // ending between two reads, or a running one ending, changes the page
   // with no record (animShows).
+  //
+  // What an effect's keyframes set is kept (kfShows) once it stops
+  // running: a page of cards that each faded in (fill: forwards) holds
+  // hundreds of finished animations, whose keyframes cost 9 ms a read for
+  // 300 of them. A finished effect given new keyframes by a script
+  // (setKeyframes) is not seen then; a @keyframes rule edited is a change
+  // of the rules.
+  const kfShows = new WeakMap();
   const animsOf = roots => {
     const live = new Set();
     let run = false;
     for (const root of roots) {
       if (!root.getAnimations) continue;
       for (const an of root.getAnimations()) {
+        const running = an.playState === 'running' || an.pending, ef = an.effect;
         let shows = false;
         if (typeof an.transitionProperty === 'string') shows = shown.includes(an.transitionProperty);
+        else if (!running && ef && kfShows.has(ef)) shows = kfShows.get(ef);
         else {
           let kf = null;
-          try { kf = an.effect && an.effect.getKeyframes(); } catch (_) { shows = true; }
+          try { kf = ef && ef.getKeyframes(); } catch (_) { shows = true; }
           if (kf) for (const k of kf) for (const p of animKeys) if (p in k) shows = true;
+          if (ef) kfShows.set(ef, shows);
         }
         if (!shows) continue;
         live.add(an);
-        if (an.playState === 'running' || an.pending) run = true;
+        if (running) run = true;
       }
     }
     return { run, live };
