@@ -195,7 +195,11 @@ func (c *Context) awaitStorage(ctx context.Context, state []byte) {
 		exp := want[u.Scheme+"://"+u.Host]
 		deadline := time.Now().Add(storageSeenWithin)
 		for {
-			items, err := t.StorageItems(ctx, LocalStorage)
+			// A page busy with its own script does not hold the answer
+			// past the bound.
+			rctx, cancel := context.WithDeadline(ctx, deadline)
+			items, err := t.StorageItems(rctx, LocalStorage)
+			cancel()
 			if err != nil || sameItems(items, exp) || time.Now().After(deadline) {
 				break
 			}
