@@ -709,3 +709,61 @@ func TestCDPChromedp(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserKilledDuringALongTask: evaluations sent while the page runs a
+// long task wait before their function even starts (the main world's
+// holder of the call is made first). The browser killed then answers them,
+// and nothing of theirs outlives the session: a command of the tab's CDP
+// session in flight at the loss is never answered by the driver, so each
+// is sent in waits of one second (one sent with the call's deadline kept
+// its goroutine for the call's whole timeout).
+func TestBrowserKilledDuringALongTask(t *testing.T) {
+	noGoroutineLeaks(t)
+	privateTmp(t)
+	s := newCDPSession(t, cdpOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	g := mustGeneration(t, s)
+	srv := serveHTML(t, map[string]string{"/": `<!doctype html><title>Busy soon</title><p>Busy soon</p>
+<script>setTimeout(() => { for (;;) {} }, 300)</script>`})
+	if err := s.Do(ctx, func(ctx context.Context, g *session.Generation) error {
+		tab, err := g.CurrentTab(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = tab.Navigate(ctx, srv+"/")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond) // the long task runs
+	const calls = 3
+	answers := make(chan error, calls)
+	for range calls {
+		go func() {
+			answers <- s.Do(ctx, func(ctx context.Context, g *session.Generation) error {
+				tab, err := g.CurrentTab(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = tab.Evaluate(ctx, `() => 1`)
+				return err
+			})
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // their commands reach the page
+	killBrowser(t, g)
+	for i := range calls {
+		select {
+		case err := <-answers:
+			if err == nil {
+				t.Fatalf("call %d: an evaluation of a page held by a long task, its browser killed, returned a value", i)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("only %d of %d calls answered after the kill", i, calls)
+		}
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -110,9 +110,7 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 	if err != nil {
 		return nil, err
 	}
-	res, err := watched(ctx, t, op, func() (any, error) {
-		return sendCDP(ctx, s, 0, "Runtime.evaluate", map[string]any{"expression": holderExpr, "objectGroup": group})
-	})
+	res, err := t.sendInChunks(ctx, op, s, "Runtime.evaluate", map[string]any{"expression": holderExpr, "objectGroup": group})
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +159,8 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 		return v, nil
 	}
 	id, _ := r["objectId"].(string)
-	res, err = call(ctx, t.c, op, stopOn{modal: t}, func() (any, error) {
-		return sendCDP(ctx, s, 0, "Runtime.callFunctionOn", map[string]any{
-			"objectId": id, "functionDeclaration": evalValueJS, "returnByValue": true, "objectGroup": group,
-		})
+	res, err = t.sendInChunks(ctx, op, s, "Runtime.callFunctionOn", map[string]any{
+		"objectId": id, "functionDeclaration": evalValueJS, "returnByValue": true, "objectGroup": group,
 	})
 	if err != nil {
 		return nil, err
@@ -180,10 +176,8 @@ func (t *Tab) evaluateMain(ctx context.Context, op, group, objectID, fn string) 
 // awaitHeld waits for the promise a call kept in holder, in commands of
 // one awaitChunk each, until it settles, ctx ends or the browser is lost.
 func (t *Tab) awaitHeld(ctx context.Context, op string, s playwright.CDPSession, group, holder string) (any, error) {
-	res, err := watched(ctx, t, op, func() (any, error) {
-		return sendCDP(ctx, s, 0, "Runtime.callFunctionOn", map[string]any{
-			"objectId": holder, "functionDeclaration": "function () { return this.p; }", "objectGroup": group,
-		})
+	res, err := t.sendInChunks(ctx, op, s, "Runtime.callFunctionOn", map[string]any{
+		"objectId": holder, "functionDeclaration": "function () { return this.p; }", "objectGroup": group,
 	})
 	if err != nil {
 		return nil, err
@@ -192,10 +186,19 @@ func (t *Tab) awaitHeld(ctx context.Context, op string, s playwright.CDPSession,
 	if promise == "" {
 		return nil, &PageError{Op: op, Msg: "the function's promise was not kept"}
 	}
+	return t.sendInChunks(ctx, op, s, "Runtime.awaitPromise", map[string]any{"promiseObjectId": promise})
+}
+
+// sendInChunks sends a command of a main-world call on s (through watched)
+// in waits of one awaitChunk each, sent again while ctx lasts and the
+// browser is not lost. A command in flight when the browser is lost is
+// never answered (see sendCDP): one sent with ctx's deadline kept its
+// goroutine waiting out the call's whole timeout (a page's long task can
+// hold even a trivial command that long). A command sent again is one that
+// only reads, or makes a holder the call's group releases.
+func (t *Tab) sendInChunks(ctx context.Context, op string, s playwright.CDPSession, method string, params map[string]any) (any, error) {
 	for {
-		res, err = watched(ctx, t, op, func() (any, error) {
-			return sendCDP(ctx, s, awaitChunk, "Runtime.awaitPromise", map[string]any{"promiseObjectId": promise})
-		})
+		res, err := watched(ctx, t, op, func() (any, error) { return sendCDP(ctx, s, awaitChunk, method, params) })
 		var te *TimeoutError
 		if !errors.As(err, &te) || ctx.Err() != nil || t.c.isLost() {
 			return res, err
