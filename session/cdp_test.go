@@ -725,7 +725,7 @@ func TestBrowserKilledDuringALongTask(t *testing.T) {
 	defer cancel()
 	g := mustGeneration(t, s)
 	srv := serveHTML(t, map[string]string{"/": `<!doctype html><title>Busy soon</title><p>Busy soon</p>
-<script>setTimeout(() => { for (;;) {} }, 300)</script>`})
+<script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 1000))</script>`})
 	if err := s.Do(ctx, func(ctx context.Context, g *session.Generation) error {
 		tab, err := g.CurrentTab(ctx)
 		if err != nil {
@@ -736,7 +736,7 @@ func TestBrowserKilledDuringALongTask(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond) // the long task runs
+	time.Sleep(1500 * time.Millisecond) // the long task runs (from 1 s after the load)
 	const calls = 3
 	answers := make(chan error, calls)
 	for range calls {
