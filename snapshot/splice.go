@@ -404,7 +404,7 @@ func bareTarget(l string) bool {
 // focus is on the body), before its ref, as Playwright renders it.
 func ActiveOnTop(text string) (string, error) {
 	first, rest, more := strings.Cut(text, "\n")
-	if strings.Contains(first, " [active]") {
+	if hasMark(first, activeMark) {
 		return text, nil
 	}
 	_, ref := LineKey(first)
@@ -417,7 +417,7 @@ func ActiveOnTop(text string) (string, error) {
 		if j < 0 {
 			break
 		}
-		if rest := first[j+len(mark):]; rest == "" || rest[0] == ':' || rest[0] == '\'' || strings.HasPrefix(rest, " [") {
+		if endsMark(first[j+len(mark):]) {
 			i = j
 			break
 		}
@@ -426,7 +426,7 @@ func ActiveOnTop(text string) (string, error) {
 	if i < 0 {
 		return "", errors.New("splice: the top line has no ref to mark")
 	}
-	first = first[:i] + " [active]" + first[i:]
+	first = first[:i] + activeMark + first[i:]
 	if !more {
 		return first, nil
 	}
@@ -447,12 +447,22 @@ func indentOf(l string) int {
 	return len(l) - len(strings.TrimLeft(l, " "))
 }
 
+// activeMark is the focus mark of the focused element's line.
+const activeMark = " [active]"
+
 // activeOff takes a line's focus mark off.
-func activeOff(l string) string { return markOff(l, " [active]") }
+func activeOff(l string) string { return markOff(l, activeMark) }
 
 // cursorMark is the mark of an element with a ref and a pointer cursor;
 // Playwright's AI rendering leaves it off every line under such a line.
 const cursorMark = " [cursor=pointer]"
+
+// endsMark tells whether rest, what follows a mark on a line, ends the
+// mark: the key's end, its colon (a quoted key's closing quote) or another
+// mark.
+func endsMark(rest string) bool {
+	return rest == "" || rest[0] == ':' || rest[0] == '\'' || strings.HasPrefix(rest, " [")
+}
 
 // markOff takes a mark off a line's key: mark before another mark, the
 // key's end or its colon.
@@ -463,8 +473,7 @@ func markOff(l, mark string) string {
 			return l
 		}
 		i += from
-		rest := l[i+len(mark):]
-		if rest == "" || rest[0] == ':' || rest[0] == '\'' || strings.HasPrefix(rest, " [") {
+		if rest := l[i+len(mark):]; endsMark(rest) {
 			return l[:i] + rest
 		}
 		from = i + len(mark)

@@ -52,9 +52,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     }
     return false;
   };
-  // sameRules tells whether a sheet still holds the rule objects it held
-  // (an insertRule, a deleteRule or a replaceSync makes new ones).
-  const sameRules = (list, rules) => list.length === rules.length && list.every((r, i) => r === rules[i]);
+  // A sheet still holds the rule objects it held when same(list, its
+  // cssRules): an insertRule, a deleteRule or a replaceSync makes new ones.
   // sheetFacts is what a sheet's rules (and those of the sheets they
   // import) hold, kept while it holds the same rule objects; null when the
   // sheet cannot be read (cross-origin) or nests too deep. names: the data-*
@@ -98,7 +97,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
     try { rules = sh.cssRules; } catch (_) { return null; }
     if (!rules || depth > 16) return null;
     const c = facts.get(sh);
-    if (c && sameRules(c.list, rules)) return c;
+    if (c && same(c.list, rules)) return c;
     let names = new Set(), flags = 0, cls = new Set();
     for (const r of rules) {
       if (r.styleSheet) {
@@ -432,7 +431,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       seen.add(sh);
       let rules;
       try { rules = sh.cssRules; } catch (_) { return false; }
-      const was = ends.get(sh), list = was && was[3];
+      const was = ends.get(sh), list = was && was.rules;
       if (list) {
         // The rules the base knew, each still there and in their order:
         // the others were inserted (anywhere, as styled-components puts
@@ -445,8 +444,8 @@ const W = globalThis.__w || (globalThis.__w = (() => {
         if (j < list.length) return false;
         continue;
       }
-      if (was && (rules.length < was[0] || (was[0] > 0 && rules[was[0] - 1] !== was[1]))) return false;
-      for (let i = was ? was[0] : 0; i < rules.length; i++) if (!styles(rules[i], root, 0)) return false;
+      if (was && (rules.length < was.k || (was.k > 0 && rules[was.k - 1] !== was.last))) return false;
+      for (let i = was ? was.k : 0; i < rules.length; i++) if (!styles(rules[i], root, 0)) return false;
     }
     for (const sh of ends.keys()) if (!seen.has(sh)) return false;
     for (const e of hit) dirt(e, 0);
@@ -840,7 +839,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       let c = hoverCache.get(sh), rules;
       try { rules = sh.cssRules; } catch (_) { return null; }
       if (!rules) return null;
-      if (!c || !sameRules(c.list, rules)) {
+      if (!c || !same(c.list, rules)) {
         const sels = [];
         c = { list: Array.from(rules), sels: hoverSheetSels(sh, false, 0, sels) ? sels : null };
         hoverCache.set(sh, c);
@@ -928,7 +927,7 @@ const W = globalThis.__w || (globalThis.__w = (() => {
       try {
         const rs = sh.cssRules, k = rs.length, p = sheetPrint(rs, k);
         c += k;
-        ends.set(sh, [k, k ? rs[k - 1] : null, p, p === null ? null : Array.from(rs)]);
+        ends.set(sh, { k, last: k ? rs[k - 1] : null, print: p, rules: p === null ? null : Array.from(rs) });
       } catch (_) {}
     }
     return { c, ends };
@@ -953,21 +952,16 @@ const W = globalThis.__w || (globalThis.__w = (() => {
   // print where the sheet kept its length, else printed again.
   const rulesEdited = (old, now) => {
     if (!old.ends) return false;
-    for (const [sh, [k, , p, list]] of old.ends) {
-      if (p === null) continue;
+    for (const [sh, { k, print, rules }] of old.ends) {
+      // A sheet that printed kept its rules (sheetEnds).
+      if (print === null) continue;
       const e = now.ends && now.ends.get(sh);
-      if (e && e[0] === k) {
-        if (e[2] !== p) return true;
+      if (e && e.k === k) {
+        if (e.print !== print) return true;
         continue;
       }
       // Rules inserted or removed: the base's own rules, printed again.
-      if (list) {
-        if (sheetPrint(list, k) !== p) return true;
-        continue;
-      }
-      let rs;
-      try { rs = sh.cssRules; } catch (_) { return true; }
-      if (rs.length < k || sheetPrint(rs, k) !== p) return true;
+      if (sheetPrint(rules, k) !== print) return true;
     }
     return false;
   };
