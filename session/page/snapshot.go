@@ -154,10 +154,11 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			t.mu.Unlock()
 			return s, nil
 		case s == nil || r.doc != t.docNav:
-		case settled && r.ClickedOnly(t.snapBase):
+		case settled && s.FramesBusy == 0 && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
-			// off, so it is not served as a page snapshot again.
+			// off, so it is not served as a page snapshot again. (Not
+			// a snapshot that left a busy frame out: showsLocked.)
 			t.snapBase, t.refsBase = r.NewBase, r.NewBase
 			t.snapMarksOff = r.Focus || t.snapMarksOff
 			t.mu.Unlock()
