@@ -379,7 +379,7 @@ func subtreeEnd(wl []string, at int) int {
 }
 
 // hasMark tells whether a line's key carries mark.
-func hasMark(l, mark string) bool { return markOff(l, mark) != l }
+func hasMark(l, mark string) bool { return markAt(l, mark) >= 0 }
 
 // bareTarget tells whether a line is a generic's or an image's with no
 // name and nothing after its marks.
@@ -464,18 +464,26 @@ func endsMark(rest string) bool {
 	return rest == "" || rest[0] == ':' || rest[0] == '\'' || strings.HasPrefix(rest, " [")
 }
 
-// markOff takes a mark off a line's key: mark before another mark, the
-// key's end or its colon.
-func markOff(l, mark string) string {
+// markAt is where mark stands on a line's key (before another mark, the
+// key's end or its colon), or -1.
+func markAt(l, mark string) int {
 	for from := 0; ; {
 		i := strings.Index(l[from:], mark)
 		if i < 0 {
-			return l
+			return -1
 		}
 		i += from
-		if rest := l[i+len(mark):]; endsMark(rest) {
-			return l[:i] + rest
+		if endsMark(l[i+len(mark):]) {
+			return i
 		}
 		from = i + len(mark)
 	}
+}
+
+// markOff takes a mark off a line's key (markAt).
+func markOff(l, mark string) string {
+	if i := markAt(l, mark); i >= 0 {
+		return l[:i] + l[i+len(mark):]
+	}
+	return l
 }

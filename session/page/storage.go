@@ -168,13 +168,7 @@ const storageSeenWithin = 2 * time.Second
 // be read, is left as it is: the storage itself is restored.
 func (c *Context) awaitStorage(ctx context.Context, state []byte) {
 	var st struct {
-		Origins []struct {
-			Origin       string `json:"origin"`
-			LocalStorage []struct {
-				Name  string `json:"name"`
-				Value string `json:"value"`
-			} `json:"localStorage"`
-		} `json:"origins"`
+		Origins []playwright.Origin `json:"origins"`
 	}
 	if json.Unmarshal(state, &st) != nil {
 		return
