@@ -163,13 +163,14 @@ func TestLaunchArgsKeepPlaywrightsFeatureLists(t *testing.T) {
 	}
 	bin := BinaryInfo{Engine: EngineChromium}
 	// Without lists of the user's: Playwright's enabled list stands (none
-	// is passed); its disabled list is passed with RenderDocument.
+	// is passed); its disabled list is passed with RenderDocument and
+	// SpareRendererForSitePerProcess.
 	en, dis := lists(LaunchArgs(bin, LaunchOptions{}))
-	if wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "RenderDocument"), ","); en != nil || len(dis) != 1 || dis[0] != wantDis {
+	if wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "RenderDocument", "SpareRendererForSitePerProcess"), ","); en != nil || len(dis) != 1 || dis[0] != wantDis {
 		t.Errorf("no user lists: got --enable-features %q, --disable-features %q, want none and %q", en, dis, wantDis)
 	}
 	en, dis = lists(LaunchArgs(bin, LaunchOptions{ExtraArgs: []string{"--disable-features=IsolateOrigins,site-per-process", "--enable-features=Mine"}}))
-	wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "RenderDocument", "IsolateOrigins", "site-per-process"), ",")
+	wantDis := strings.Join(append(slices.Clone(playwrightDisabledFeatures), "RenderDocument", "SpareRendererForSitePerProcess", "IsolateOrigins", "site-per-process"), ",")
 	if len(dis) != 1 || dis[0] != wantDis {
 		t.Errorf("--disable-features = %q, want one list %q", dis, wantDis)
 	}

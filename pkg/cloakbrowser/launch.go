@@ -51,7 +51,7 @@ func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 	if o.NoSandbox {
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args, automationArg, renderDocumentArg)
+	args = append(args, automationArg, renderDocumentArg, spareRendererArg)
 	args = append(args, StealthArgs(bin, o.FingerprintSeed, "")...)
 	if o.Window != nil {
 		args = append(args, WindowArgs(bin, *o.Window, o.Headless)...)
