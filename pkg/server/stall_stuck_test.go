@@ -121,12 +121,25 @@ func TestStuckTabRecovers(t *testing.T) {
 
 	t.Run("a page that navigates itself every 10 ms", func(t *testing.T) {
 		nav(t, stuckSelfNav, recoverBound)
-		out, isErr := within(t, c, 10*time.Second, "browser_snapshot", nil)
-		if !isErr {
-			t.Fatalf("a snapshot of a page that reloads every 10 ms succeeded?\n%s", out)
+		// The server calls a page churning once it committed five
+		// documents of its own within 2 s. On a loaded machine each
+		// document takes longer to load than the page's 10 ms, and a
+		// snapshot can land on one of the first before there are five
+		// (one run in seven of the test command): it shows that
+		// document, which is true. Within 10 s the answer is the churn.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			out, isErr := within(t, c, 10*time.Second, "browser_snapshot", nil)
+			if isErr {
+				wantIn(t, "snapshot", out, "keeps loading new documents by itself", "browser_navigate")
+				wantNotIn(t, "snapshot", out, "Timeout ")
+				break
+			}
+			wantIn(t, "a snapshot between two of the page's documents", out, "Moves every 10 ms.")
+			if time.Now().After(deadline) {
+				t.Fatalf("a page that reloads every 10 ms still gave snapshots after 10 s:\n%s", out)
+			}
 		}
-		wantIn(t, "snapshot", out, "keeps loading new documents by itself", "browser_navigate")
-		wantNotIn(t, "snapshot", out, "Timeout ")
 		recovers(t, c, base)
 	})
 
