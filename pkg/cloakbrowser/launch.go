@@ -39,7 +39,8 @@ type LaunchOptions struct {
 // LaunchArgs is the browser command line for bin (without the flags
 // Playwright adds itself): the closed-network flags, --no-sandbox when
 // asked, --disable-blink-features=AutomationControlled and
-// --disable-features=RenderDocument (every engine), the stealth flags for
+// --disable-features=RenderDocument,SpareRendererForSitePerProcess (every
+// engine), the stealth flags for
 // a CloakBrowser binary, the window, then the extra args.
 // A later --flag replaces an earlier one of the same name, except the
 // feature lists, which are merged (DedupeArgs). Extra args keep
@@ -73,6 +74,16 @@ func LaunchArgs(bin BinaryInfo, o LaunchOptions) []string {
 	}
 	return DedupeArgs(args)
 }
+
+// spareRendererArg stops Chromium from keeping a spare renderer process
+// started ahead of the next navigation. A spare belongs to one browser
+// context: with many contexts in one browser (HTTP sessions with context
+// isolation) a navigation in another context discards it and the next is
+// started, so the browser forked renderers it never used. Nothing a page
+// can read changes (its renderer is the same program, started when its
+// navigation needs it). Measured in docs/benchmarks.md ("the twenty-first
+// stop"). DedupeArgs merges it into Playwright's list (LaunchArgs).
+const spareRendererArg = "--disable-features=SpareRendererForSitePerProcess"
 
 // playwrightEnabledFeatures is the --enable-features value the pinned
 // Playwright passes by default (chromiumSwitches).

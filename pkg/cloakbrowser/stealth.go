@@ -22,16 +22,6 @@ const automationArg = "--disable-blink-features=AutomationControlled"
 // DedupeArgs merges it into Playwright's list (LaunchArgs).
 const renderDocumentArg = "--disable-features=RenderDocument"
 
-// spareRendererArg stops Chromium from keeping a spare renderer process
-// started ahead of the next navigation. A spare belongs to one browser
-// context: with many contexts in one browser (HTTP sessions with context
-// isolation) a navigation in another context discards it and the next is
-// started, so the browser forked renderers it never used. Nothing a page
-// can read changes (its renderer is the same program, started when its
-// navigation needs it). Measured in docs/benchmarks.md ("the twenty-first
-// stop"). DedupeArgs merges it into Playwright's list (LaunchArgs).
-const spareRendererArg = "--disable-features=SpareRendererForSitePerProcess"
-
 // Window is a desktop screen and the browser window on it: a maximized
 // window over a taskbar, as most desktops show one.
 type Window struct {

@@ -368,14 +368,10 @@ func (t *Tab) partBase(ctx context.Context) (int, error) {
 // showsLocked reports whether the tab's last whole snapshot shows the page
 // as the read r found it: nothing changed since its base, in the same
 // document (a same-document navigation since changes nothing a walk shows
-// unless the read says so), and its focus mark still true. A snapshot
-// whose walk did not wait for a busy frame never does: it may show a frame
-// without content that was there, and when that frame has moved into the
-// page's own renderer (a frame of another site navigated to the page's
-// origin), the main watch, which reads it from then on, sees nothing change
-// after its new document. t.mu is held.
+// unless the read says so), and its focus mark still true; never one
+// that cannot stand (Snapshot.stands). t.mu is held.
 func (t *Tab) showsLocked(r *watchRead) bool {
-	return t.snap != nil && r.doc == t.docNav && t.snap.doc == t.docNav && !t.snapMarksOff && t.snap.FramesBusy == 0 && r.SameAs(t.snapBase)
+	return t.snap != nil && r.doc == t.docNav && t.snap.doc == t.docNav && !t.snapMarksOff && t.snap.stands() && r.SameAs(t.snapBase)
 }
 
 // refGone is the error for an AI ref that names nothing on the tab.

@@ -154,11 +154,10 @@ func (t *Tab) AISnapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, err
 			t.mu.Unlock()
 			return s, nil
 		case s == nil || r.doc != t.docNav:
-		case settled && s.FramesBusy == 0 && r.ClickedOnly(t.snapBase):
+		case settled && s.stands() && r.ClickedOnly(t.snapBase):
 			// An action that only focused what it clicked: its diff
 			// leaves focus out, but the snapshot's focus mark is now
-			// off, so it is not served as a page snapshot again. (Not
-			// a snapshot that left a busy frame out: showsLocked.)
+			// off, so it is not served as a page snapshot again.
 			t.snapBase, t.refsBase = r.NewBase, r.NewBase
 			t.snapMarksOff = r.Focus || t.snapMarksOff
 			t.mu.Unlock()
@@ -304,6 +303,15 @@ func (t *Tab) keepSnapshot(ctx context.Context, text string, pending frameGaps, 
 	}
 	return s
 }
+
+// stands reports whether s can stand for the page as long as the watch
+// finds nothing changed since it: be served again, and take in parts of the
+// page (partAsk). Not when its walk did not wait for a busy frame: it may
+// show a frame without content that was there, and when that frame has
+// moved into the page's own renderer (a frame of another site navigated to
+// the page's origin), the main watch, which reads it from then on, sees
+// nothing change after its new document.
+func (s *Snapshot) stands() bool { return s.FramesBusy == 0 }
 
 // LastSnapshot is the last whole-page AI snapshot taken of the tab, or nil.
 func (t *Tab) LastSnapshot() *Snapshot {

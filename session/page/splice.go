@@ -65,8 +65,8 @@ const partMinChars = 1500
 
 // partAsk is what a read asks for when the tab's last snapshot can take
 // in a part of the page: a whole snapshot of this document with a base,
-// no frame whose document had not arrived then or now, nor one busy then
-// (its walk may show it without content) or now, its focus marks and
+// no frame whose document had not arrived then or now, standing (no frame
+// busy then: Snapshot.stands) with none busy now, its focus marks and
 // values true, not too small to gain from it; nil otherwise. Frames
 // themselves do not stop it: the watch reads same-origin frames' documents
 // (a change in one, or a new document, is no part), sends each frame it
@@ -85,7 +85,7 @@ func (t *Tab) partAsk() *watch.Part {
 	defer t.mu.Unlock()
 	s := t.snap
 	if s == nil || t.snapBase == 0 || t.snapMarksOff || s.doc != t.docNav || t.watchDoc != t.docNav ||
-		s.FramesNotLoaded > 0 || s.FramesBusy > 0 || !t.watchable() || len(s.Text) < partMinChars {
+		s.FramesNotLoaded > 0 || !s.stands() || !t.watchable() || len(s.Text) < partMinChars {
 		return nil
 	}
 	return &watch.Part{Since: t.snapBase, Event: partEvent}
